@@ -1,0 +1,36 @@
+# Helpers that keep the per-folder CMake files one line per library or test binary.
+# Sources are globbed per folder so that adding a file never needs a CMake edit.
+
+# trib_library(NAME DEPS ...): builds src/NAME/**.cc into the static library trib_NAME.
+function(trib_library name)
+  cmake_parse_arguments(A "" "" "DEPS" ${ARGN})
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cc)
+  if(NOT srcs)
+    return()  # a subsystem not written yet
+  endif()
+  add_library(trib_${name} STATIC ${srcs})
+  target_include_directories(trib_${name}
+    PUBLIC ${PROJECT_SOURCE_DIR}/include
+    PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(trib_${name} PUBLIC ${A_DEPS})
+endfunction()
+
+# trib_test(NAME LABEL unit|integration|e2e DEPS ...): one GoogleTest binary per subsystem
+# and tier, built from tests/LABEL/NAME/*.cc and registered with CTest under its label.
+function(trib_test name)
+  cmake_parse_arguments(A "" "LABEL;TIMEOUT" "DEPS" ${ARGN})
+  file(GLOB srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${A_LABEL}/${name}/*.cc)
+  if(NOT srcs)
+    return()
+  endif()
+  set(target test_${A_LABEL}_${name})
+  add_executable(${target} ${srcs})
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(${target} PRIVATE ${A_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 300)
+  endif()
+  gtest_discover_tests(${target}
+    PROPERTIES LABELS ${A_LABEL} TIMEOUT ${A_TIMEOUT}
+    DISCOVERY_TIMEOUT 60)
+endfunction()

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package Tributary needs to build, test and benchmark.
+# Idempotent: packages already present are skipped, so `make` can call it every time.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build clang pkg-config
+  libdnnl-dev librdkafka-dev libssl-dev libyaml-cpp-dev libcli11-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  dataset-fashion-mnist kcat iperf3 iproute2
+  python3 python3-torch openmpi-bin libopenmpi-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
