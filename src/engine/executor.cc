@@ -195,7 +195,8 @@ void Executor::run_node(RunState& st, NodeId id) const {
   std::vector<Tensor> inputs;
   inputs.reserve(node.inputs.size());
   for (const Value& in : node.inputs) inputs.push_back(st.values[in.node][in.index]);
-  KernelContext ctx(engine_, node, inputs, outs, *pool_, st.options->training, steps_);
+  KernelContext ctx(engine_, node, inputs, outs, *pool_, st.options->training,
+                    st.options->step.value_or(steps_));
   ctx.input_is_last_use.resize(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Value& in = node.inputs[i];

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,6 +42,10 @@ struct RunOptions {
   bool training = true;
   // Run the naive reference kernels instead of the fast ones (for tests).
   bool reference_kernels = false;
+  // The training step random ops (dropout) draw for. A trainer passes its global step so
+  // that a resumed run draws the same masks as an uninterrupted one; unset, the executor's
+  // own run count is used.
+  std::optional<std::uint64_t> step;
   // Called as soon as fetch i is computed, from the thread that computed it; lets gradient
   // communication start while the rest of backprop runs.
   std::function<void(std::size_t fetch_index, const Tensor& value)> on_fetch_ready;

@@ -1,0 +1,34 @@
+// A run's output directory: config.yaml (the resolved configuration), metrics.jsonl (one
+// JSON object per evaluation) and checkpoints/.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "trib/train/progress.h"
+
+namespace trib::train {
+
+class RunDirectory {
+ public:
+  // Creates `path`. Unless `resuming`, refuses (InvalidArgument) a directory that exists
+  // and is not empty, so that an earlier run is never overwritten.
+  RunDirectory(std::filesystem::path path, bool resuming);
+
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path checkpoints() const { return path_ / "checkpoints"; }
+
+  void write_config(const std::string& yaml);
+  // Appends one line and flushes, so that a crash loses at most the line being written.
+  void append_metrics(const EvalRow& row);
+
+  // runs/<name>-<YYYYmmdd-HHMMSS>
+  static std::filesystem::path default_path(const std::string& job_name);
+
+ private:
+  std::filesystem::path path_;
+  std::ofstream metrics_;
+};
+
+}  // namespace trib::train

@@ -1,0 +1,60 @@
+// What a trainer does with a step's gradients. Locally: clip, then the optimizer. The
+// distributed strategies (parameter servers, allreduce) implement the same interface, so
+// the training loop is the same for all of them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trib/engine/executor.h"
+#include "trib/optim/optimizer.h"
+#include "trib/optim/schedule.h"
+#include "trib/train/model_graph.h"
+
+namespace trib::train {
+
+class UpdateStrategy {
+ public:
+  virtual ~UpdateStrategy() = default;
+  // Called from the backprop thread as soon as gradient `index` exists (overlap hook).
+  virtual void on_gradient_ready(std::size_t /*index*/, const GradTensor& /*grad*/) {}
+  // Applies one step's gradients. Returns false when the step was skipped (a non-finite
+  // gradient): the caller then does not advance the schedule.
+  virtual bool apply(std::int64_t step, std::vector<GradTensor>& grads, VariableStore& vars) = 0;
+  virtual float learning_rate(std::int64_t step) const = 0;
+  // Optimizer state for checkpoints, as named tensors.
+  virtual std::map<std::string, Tensor> state() const { return {}; }
+  virtual void restore_state(const std::map<std::string, Tensor>& /*tensors*/) {}
+};
+
+struct LocalUpdateOptions {
+  std::vector<std::string> parameters;  // trainable parameter names, in gradient order
+  std::shared_ptr<const Optimizer> optimizer;
+  std::shared_ptr<const Schedule> schedule;
+  double clip_norm = 0;  // 0: no clipping
+  // Abort after this many consecutive skipped (non-finite) steps.
+  int max_consecutive_skips = 10;
+};
+
+// Clipping and the optimizer, on this process.
+class LocalUpdate final : public UpdateStrategy {
+ public:
+  explicit LocalUpdate(LocalUpdateOptions options);
+  bool apply(std::int64_t step, std::vector<GradTensor>& grads, VariableStore& vars) override;
+  float learning_rate(std::int64_t step) const override { return o_.schedule->lr(step); }
+  std::map<std::string, Tensor> state() const override { return slots_.to_tensors(); }
+  void restore_state(const std::map<std::string, Tensor>& tensors) override;
+
+ private:
+  LocalUpdateOptions o_;
+  SlotStore slots_;
+  int consecutive_skips_ = 0;
+};
+
+// Whether every element of every gradient is finite.
+bool all_finite(const std::vector<GradTensor>& grads);
+
+}  // namespace trib::train

@@ -1,0 +1,63 @@
+#include "trib/app/cli.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "app/commands.h"
+#include "trib/core/error.h"
+
+namespace trib::app {
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"Tributary: train neural networks on clusters of ordinary machines", "trib"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "trib 0.1");
+
+  TrainArgs train;
+  CLI::App* train_cmd = app.add_subcommand("train", "Train the model a job file describes");
+  train_cmd->add_option("config", train.config, "job file (YAML)")->required()->check(CLI::ExistingFile);
+  train_cmd->add_option("--set", train.overrides, "override a setting: key.path=value (repeatable)");
+  train_cmd->add_option("--output", train.output, "run directory (default runs/<name>-<time>)");
+  train_cmd->add_option("--resume", train.resume, "continue the run in this directory from its newest checkpoint");
+
+  EvalArgs eval;
+  CLI::App* eval_cmd = app.add_subcommand("eval", "Evaluate a checkpoint on the job's test data");
+  eval_cmd->add_option("config", eval.config, "job file (YAML)")->required()->check(CLI::ExistingFile);
+  eval_cmd->add_option("--checkpoint", eval.checkpoint, "ckpt-<step> directory or run directory")->required();
+  eval_cmd->add_option("--set", eval.overrides, "override a setting: key.path=value (repeatable)");
+
+  std::string inspect_path;
+  CLI::App* inspect_cmd = app.add_subcommand("inspect", "List a checkpoint's tensors and manifest");
+  inspect_cmd->add_option("path", inspect_path, "ckpt-<step> directory or run directory")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  try {
+    if (*train_cmd) return run_train(train);
+    if (*eval_cmd) return run_eval(eval);
+    if (*inspect_cmd) return run_inspect(inspect_path);
+  } catch (const InvalidArgument& e) {
+    fmt::print(stderr, "trib: error: {}\n", e.what());
+    return 2;
+  } catch (const NotFound& e) {
+    fmt::print(stderr, "trib: error: {}\n", e.what());
+    return 2;
+  } catch (const Corruption& e) {
+    fmt::print(stderr, "trib: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "trib: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace trib::app

@@ -1,0 +1,26 @@
+// One function per `trib` subcommand.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trib::app {
+
+struct TrainArgs {
+  std::string config;
+  std::vector<std::string> overrides;
+  std::string output;
+  std::string resume;
+};
+int run_train(const TrainArgs& args);
+
+struct EvalArgs {
+  std::string config;
+  std::string checkpoint;
+  std::vector<std::string> overrides;
+};
+int run_eval(const EvalArgs& args);
+
+int run_inspect(const std::string& path);
+
+}  // namespace trib::app

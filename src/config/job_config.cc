@@ -1,0 +1,230 @@
+#include "trib/config/job_config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "config/config_reader.h"
+
+namespace trib::config {
+namespace {
+
+LayerConfig read_layer(ConfigReader& r) {
+  LayerConfig l;
+  l.type = r.required<std::string>("type");
+  l.name = r.get<std::string>("name", "");
+  const std::string& t = l.type;
+  if (t == "dense") {
+    l.dense.units = r.required<std::int64_t>("units");
+    l.dense.activation = nn::parse_activation(r.get<std::string>("activation", "none"));
+    l.dense.kernel_init = nn::Initializer::parse(r.get<std::string>("init", "glorot_uniform"));
+    l.dense.use_bias = r.get<bool>("bias", true);
+    l.dense.l2 = r.get<float>("l2", 0.0f);
+  } else if (t == "conv2d") {
+    l.conv.filters = r.required<std::int64_t>("filters");
+    l.conv.kernel = r.get<int>("kernel", 3);
+    l.conv.stride = r.get<int>("stride", 1);
+    std::string pad = r.get<std::string>("padding", "same");
+    if (pad == "same") l.conv.padding = -1;
+    else if (pad == "valid") l.conv.padding = 0;
+    else l.conv.padding = r.get<int>("padding", 0);
+    l.conv.activation = nn::parse_activation(r.get<std::string>("activation", "none"));
+    l.conv.kernel_init = nn::Initializer::parse(r.get<std::string>("init", "he_uniform"));
+    l.conv.use_bias = r.get<bool>("bias", true);
+    l.conv.l2 = r.get<float>("l2", 0.0f);
+  } else if (t == "max_pool2d" || t == "avg_pool2d") {
+    l.pool_size = r.get<int>("size", 2);
+    l.pool_stride = r.get<int>("stride", 0);
+  } else if (t == "flatten") {
+  } else if (t == "dropout") {
+    l.rate = r.required<float>("rate");
+  } else if (t == "batch_norm") {
+    l.momentum = r.get<float>("momentum", 0.9f);
+    l.epsilon = r.get<float>("epsilon", 1e-5f);
+  } else if (t == "embedding") {
+    l.vocabulary = r.required<std::int64_t>("vocabulary");
+    l.dim = r.required<std::int64_t>("dim");
+  } else if (t == "activation") {
+    l.activation = nn::parse_activation(r.required<std::string>("activation"));
+  } else {
+    throw InvalidArgument(fmt::format(
+        "config {}: {} '{}' is not a layer type: expected dense, conv2d, max_pool2d, avg_pool2d, "
+        "flatten, dropout, batch_norm, embedding or activation",
+        r.file(), r.where("type"), t));
+  }
+  r.finish();
+  return l;
+}
+
+ModelConfig read_model(ConfigReader r) {
+  ModelConfig m;
+  m.input = r.get_list<std::int64_t>("input", {});
+  TRIB_CHECK(!m.input.empty(), InvalidArgument, "config {}: {} is required (one example's shape, e.g. [1, 28, 28])",
+             r.file(), r.where("input"));
+  for (std::int64_t d : m.input)
+    TRIB_CHECK(d > 0, InvalidArgument, "config {}: {} must be positive dimensions", r.file(), r.where("input"));
+  m.classes = r.required<std::int64_t>("classes");
+  TRIB_CHECK(m.classes >= 2, InvalidArgument, "config {}: {} must be at least 2", r.file(), r.where("classes"));
+  for (ConfigReader& lr : r.list("layers")) m.layers.push_back(read_layer(lr));
+  TRIB_CHECK(!m.layers.empty(), InvalidArgument, "config {}: {} must list at least one layer", r.file(),
+             r.where("layers"));
+  r.finish();
+  return m;
+}
+
+DataConfig read_data(ConfigReader r) {
+  DataConfig d;
+  d.format = r.get<std::string>("format", "idx");
+  auto split = [&](const std::string& key) {
+    DataSplitConfig s;
+    ConfigReader c = r.child(key);
+    if (d.format == "idx") {
+      s.images = c.required<std::string>("images");
+      s.labels = c.required<std::string>("labels");
+    } else {
+      s.path = c.required<std::string>("path");
+    }
+    c.finish();
+    return s;
+  };
+  TRIB_CHECK(d.format == "idx" || d.format == "csv", InvalidArgument,
+             "config {}: {} '{}' is not supported: expected idx or csv", r.file(), r.where("format"), d.format);
+  d.train = split("train");
+  d.test = split("test");
+  if (d.format == "csv") {
+    d.label_column = r.get<std::string>("label_column", "label");
+    d.header = r.get<bool>("header", true);
+  }
+  d.num_classes = r.get<int>("num_classes", 0);
+  d.scale = r.get<float>("scale", d.format == "idx" ? 1.0f / 255.0f : 1.0f);
+  d.shuffle = r.get<bool>("shuffle", true);
+  d.prefetch = r.get<int>("prefetch", 2);
+  d.train_subset = r.get<std::int64_t>("train_subset", 0);
+  d.test_subset = r.get<std::int64_t>("test_subset", 0);
+  TRIB_CHECK(d.prefetch >= 0 && d.train_subset >= 0 && d.test_subset >= 0, InvalidArgument,
+             "config {}: data.prefetch, data.train_subset and data.test_subset must be >= 0", r.file());
+  r.finish();
+  return d;
+}
+
+OptimizerConfig read_optimizer(ConfigReader r) {
+  OptimizerConfig o;
+  o.name = r.get<std::string>("name", o.name);
+  o.lr = r.get<float>("lr", o.lr);
+  if (r.has("momentum")) o.momentum = r.get<float>("momentum", 0.0f);
+  o.nesterov = r.get<bool>("nesterov", o.nesterov);
+  o.beta1 = r.get<float>("beta1", o.beta1);
+  o.beta2 = r.get<float>("beta2", o.beta2);
+  if (r.has("eps")) o.eps = r.get<float>("eps", 0.0f);
+  if (r.has("weight_decay")) o.weight_decay = r.get<float>("weight_decay", 0.0f);
+  o.alpha = r.get<float>("alpha", o.alpha);
+  o.centered = r.get<bool>("centered", o.centered);
+  o.initial_accumulator = r.get<float>("initial_accumulator", o.initial_accumulator);
+  r.finish();
+  return o;
+}
+
+ScheduleConfig read_schedule(ConfigReader r) {
+  ScheduleConfig s;
+  s.name = r.get<std::string>("name", s.name);
+  s.step_size = r.get<std::int64_t>("step_size", s.step_size);
+  s.gamma = r.get<float>("gamma", s.gamma);
+  s.decay_steps = r.get<std::int64_t>("decay_steps", s.decay_steps);
+  s.total_steps = r.get<std::int64_t>("total_steps", s.total_steps);
+  s.min_lr = r.get<float>("min_lr", s.min_lr);
+  s.warmup_steps = r.get<std::int64_t>("warmup_steps", s.warmup_steps);
+  s.warmup_start_factor = r.get<float>("warmup_start_factor", s.warmup_start_factor);
+  s.linear_scaling = r.get<bool>("linear_scaling", s.linear_scaling);
+  s.base_batch = r.get<std::int64_t>("base_batch", s.base_batch);
+  r.finish();
+  return s;
+}
+
+TrainingConfig read_training(ConfigReader r) {
+  TrainingConfig t;
+  t.epochs = r.get<double>("epochs", t.epochs);
+  t.steps = r.get<std::int64_t>("steps", t.steps);
+  t.batch = r.get<std::int64_t>("batch", t.batch);
+  t.eval_batch = r.get<std::int64_t>("eval_batch", t.eval_batch);
+  t.eval_every = r.get<std::int64_t>("eval_every", t.eval_every);
+  t.checkpoint_every = r.get<std::int64_t>("checkpoint_every", t.checkpoint_every);
+  t.keep_checkpoints = r.get<int>("keep_checkpoints", t.keep_checkpoints);
+  t.seed = r.get<std::uint64_t>("seed", t.seed);
+  t.clip_norm = r.get<double>("clip_norm", t.clip_norm);
+  t.train_metrics = r.get<bool>("train_metrics", t.train_metrics);
+  r.finish();
+  TRIB_CHECK(t.batch > 0 && t.eval_batch > 0, InvalidArgument,
+             "config {}: training.batch and training.eval_batch must be positive", r.file());
+  TRIB_CHECK(t.steps > 0 || t.epochs > 0, InvalidArgument,
+             "config {}: training needs epochs > 0 or steps > 0", r.file());
+  TRIB_CHECK(t.steps >= 0 && t.eval_every >= 0 && t.checkpoint_every >= 0 && t.keep_checkpoints >= 1,
+             InvalidArgument,
+             "config {}: training.steps, eval_every and checkpoint_every must be >= 0 and "
+             "keep_checkpoints >= 1",
+             r.file());
+  return t;
+}
+
+}  // namespace
+
+JobConfig parse_job_config(const std::string& yaml_text, const std::string& origin,
+                           const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw InvalidArgument(fmt::format("config {}: not valid YAML: {} (line {}, column {})", origin,
+                                      e.msg, e.mark.line + 1, e.mark.column + 1));
+  }
+  TRIB_CHECK(root.IsMap(), InvalidArgument, "config {}: expected a mapping with model, data, training... sections",
+             origin);
+  for (const std::string& o : overrides) apply_override(root, o);
+
+  ConfigReader r(root, origin);
+  JobConfig job;
+  job.source_file = origin;
+  job.name = r.get<std::string>("name", "job");
+  job.model = read_model(r.child("model"));
+  job.data = read_data(r.child("data"));
+  if (job.data.num_classes == 0) job.data.num_classes = static_cast<int>(job.model.classes);
+  job.optimizer = read_optimizer(r.child("optimizer"));
+  job.schedule = read_schedule(r.child("schedule"));
+  job.training = read_training(r.child("training"));
+  ConfigReader threads = r.child("threads");
+  job.threads.intra = threads.get<int>("intra", 0);
+  job.threads.inter = threads.get<int>("inter", 1);
+  threads.finish();
+  r.finish();
+  YAML::Emitter out;
+  out << root;
+  job.resolved_yaml = std::string(out.c_str()) + "\n";
+  return job;
+}
+
+JobConfig load_job_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  TRIB_CHECK(in.good(), NotFound, "config file '{}' cannot be opened", path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_job_config(ss.str(), path, overrides);
+}
+
+std::shared_ptr<nn::Sequential> build_model(const ModelConfig& model) {
+  auto seq = std::make_shared<nn::Sequential>();
+  for (const LayerConfig& l : model.layers) {
+    nn::LayerPtr layer;
+    if (l.type == "dense") layer = std::make_shared<nn::Dense>(l.dense, l.name);
+    else if (l.type == "conv2d") layer = std::make_shared<nn::Conv2D>(l.conv, l.name);
+    else if (l.type == "max_pool2d") layer = std::make_shared<nn::MaxPool2D>(l.pool_size, l.pool_stride, l.name);
+    else if (l.type == "avg_pool2d") layer = std::make_shared<nn::AvgPool2D>(l.pool_size, l.pool_stride, l.name);
+    else if (l.type == "flatten") layer = std::make_shared<nn::Flatten>(l.name);
+    else if (l.type == "dropout") layer = std::make_shared<nn::Dropout>(l.rate, l.name);
+    else if (l.type == "batch_norm") layer = std::make_shared<nn::BatchNorm>(l.momentum, l.epsilon, l.name);
+    else if (l.type == "embedding") layer = std::make_shared<nn::Embedding>(l.vocabulary, l.dim, l.name);
+    else if (l.type == "activation") layer = std::make_shared<nn::ActivationLayer>(l.activation, l.name);
+    else throw InvalidArgument(fmt::format("unknown layer type '{}'", l.type));
+    seq->add(layer);
+  }
+  return seq;
+}
+
+}  // namespace trib::config

@@ -1,0 +1,61 @@
+#include "trib/train/datasets.h"
+
+#include "trib/data/csv.h"
+#include "trib/data/idx.h"
+
+namespace trib::train {
+
+SubsetDataset::SubsetDataset(std::shared_ptr<const data::Dataset> base, std::int64_t count)
+    : base_(std::move(base)), count_(std::min(count, base_->size())) {}
+
+data::Batch SubsetDataset::gather(std::span<const std::int64_t> indices) const {
+  for (std::int64_t i : indices)
+    TRIB_CHECK(i >= 0 && i < count_, InvalidArgument, "example {} is outside a subset of {}", i, count_);
+  return base_->gather(indices);
+}
+
+namespace {
+
+std::shared_ptr<const data::Dataset> load_split(const config::DataConfig& d,
+                                                const config::DataSplitConfig& s,
+                                                std::int64_t subset) {
+  std::shared_ptr<const data::Dataset> ds;
+  if (d.format == "idx") {
+    data::IdxOptions o;
+    o.num_classes = d.num_classes;
+    o.scale_to_unit = false;
+    auto loaded = data::load_idx_pair(s.images, s.labels, o);
+    // Keep bytes; widen with the configured scale only when batching.
+    ds = std::make_shared<data::InMemoryDataset>(data::InMemoryDataset::from_bytes(
+        loaded.example_shape(), {loaded.byte_features().begin(), loaded.byte_features().end()},
+        {loaded.labels().begin(), loaded.labels().end()}, d.scale));
+  } else {
+    data::CsvOptions o;
+    o.header = d.header ? data::CsvOptions::Header::present : data::CsvOptions::Header::absent;
+    o.label_name = d.label_column;
+    o.num_classes = d.num_classes;
+    ds = std::make_shared<data::InMemoryDataset>(data::load_csv(s.path, o));
+  }
+  if (subset > 0) ds = std::make_shared<SubsetDataset>(ds, subset);
+  return ds;
+}
+
+}  // namespace
+
+Datasets load_datasets(const config::DataConfig& data, const config::ModelConfig& model) {
+  Datasets out;
+  out.train = load_split(data, data.train, data.train_subset);
+  out.test = load_split(data, data.test, data.test_subset);
+  Shape input(model.input);
+  for (const auto* split : {&out.train, &out.test}) {
+    TRIB_CHECK((*split)->size() > 0, InvalidArgument, "a dataset split is empty");
+    Shape example = (*split)->get(0).features().shape();
+    std::int64_t per_example = example.numel() / std::max<std::int64_t>(1, example[0]);
+    TRIB_CHECK(per_example == input.numel(), ShapeError,
+               "data examples have {} values each but model.input {} needs {}", per_example,
+               input.to_string(), input.numel());
+  }
+  return out;
+}
+
+}  // namespace trib::train

@@ -1,0 +1,117 @@
+#include "train/training_state.h"
+
+namespace trib::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+std::string to_hex(const std::string& bytes) {
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) out += {kHex[c >> 4], kHex[c & 15]};
+  return out;
+}
+
+std::string from_hex(const std::string& hex) {
+  TRIB_CHECK(hex.size() % 2 == 0, Corruption, "data position: odd-length hex string");
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    throw Corruption(fmt::format("data position: '{}' is not a hex digit", c));
+  };
+  std::string out(hex.size() / 2, '\0');
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<char>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
+  return out;
+}
+
+void report_skipped(const ValidCheckpoint& v, std::FILE* log) {
+  for (const std::string& why : v.skipped)
+    fmt::print(log, "warning: skipping a damaged checkpoint: {}\n", why);
+}
+
+}  // namespace
+
+nlohmann::json data_position_to_json(const data::DataPosition& position) {
+  // Readable fields for people, the exact encoding for the program.
+  return {{"summary", position.to_string()}, {"encoded_hex", to_hex(position.serialize())}};
+}
+
+data::DataPosition data_position_from_json(const nlohmann::json& j) {
+  TRIB_CHECK(j.is_object() && j.contains("encoded_hex") && j["encoded_hex"].is_string(), Corruption,
+             "checkpoint manifest: data_position lacks 'encoded_hex'");
+  return data::DataPosition::parse(from_hex(j["encoded_hex"].get<std::string>()));
+}
+
+ValidCheckpoint find_resume_checkpoint(const fs::path& run_dir, std::FILE* log) {
+  fs::path root = run_dir / "checkpoints";
+  std::optional<ValidCheckpoint> found = load_latest_valid(root);
+  TRIB_CHECK(found.has_value(), NotFound,
+             "--resume {}: no checkpoint found (expected {}/ckpt-<step>/manifest.json)", run_dir.string(),
+             root.string());
+  report_skipped(*found, log);
+  return std::move(*found);
+}
+
+fs::path save_training_state(const fs::path& root, std::int64_t step, std::int64_t epoch,
+                             const VariableStore& vars, const UpdateStrategy& update,
+                             const data::Pipeline& pipeline) {
+  CheckpointWriter w(root, step);
+  TensorMap model;
+  for (const std::string& name : vars.names()) model[name] = vars.get(name);
+  w.add_shard("model", model);
+  TensorMap slots = update.state();
+  if (!slots.empty()) w.add_shard("optimizer", slots);
+  w.set_epoch(epoch);
+  w.set_data_position(data_position_to_json(pipeline.position()));
+  return w.publish();
+}
+
+void restore_variables(const Checkpoint& ckpt, const std::vector<nn::Parameter>& params, VariableStore& vars) {
+  for (const nn::Parameter& p : params) {
+    TRIB_CHECK(ckpt.contains(p.name), NotFound, "checkpoint {} has no tensor '{}' that the model needs",
+               ckpt.dir().string(), p.name);
+    const Tensor& t = ckpt.tensor(p.name);
+    TRIB_CHECK(t.dtype() == DType::f32 && t.shape() == p.shape, ShapeError,
+               "checkpoint {}: tensor '{}' is {} but the model needs f32{}", ckpt.dir().string(), p.name,
+               t.spec_string(), p.shape.to_string());
+    vars.set(p.name, t.clone());
+  }
+}
+
+std::int64_t restore_training_state(const Checkpoint& ckpt, VariableStore& vars, UpdateStrategy& update,
+                                    data::Pipeline& pipeline) {
+  for (const std::string& name : vars.names()) {
+    TRIB_CHECK(ckpt.contains(name), NotFound, "checkpoint {} has no tensor '{}' that the model needs",
+               ckpt.dir().string(), name);
+    Tensor& v = vars.get(name);
+    const Tensor& t = ckpt.tensor(name);
+    TRIB_CHECK(t.dtype() == v.dtype() && t.shape() == v.shape(), ShapeError,
+               "checkpoint {}: tensor '{}' is {} but the model needs {}", ckpt.dir().string(), name,
+               t.spec_string(), v.spec_string());
+    vars.set(name, t.clone());
+  }
+  update.restore_state(ckpt.tensors_with_prefix("slot/"));
+  if (!ckpt.manifest().data_position.is_null())
+    pipeline.seek(data_position_from_json(ckpt.manifest().data_position));
+  return ckpt.step();
+}
+
+Checkpoint load_checkpoint_for_eval(const fs::path& path, std::FILE* log) {
+  if (fs::exists(path / "manifest.json")) return Checkpoint::load(path);
+  for (const fs::path& root : {path / "checkpoints", path}) {
+    if (!fs::is_directory(root)) continue;
+    if (auto v = load_latest_valid(root)) {
+      report_skipped(*v, log);
+      return std::move(v->checkpoint);
+    }
+  }
+  throw NotFound(fmt::format("--checkpoint {}: no checkpoint there (expected a ckpt-<step> directory with "
+                             "manifest.json, or a run directory holding checkpoints/)",
+                             path.string()));
+}
+
+}  // namespace trib::train
