@@ -109,6 +109,7 @@ RunSummary train(const TrainerOptions& options) {
     if (update.apply(step, r.grads, vars)) {
       graph.apply_state_updates(vars);
       ++step;
+      if (options.on_step) options.on_step(step, r.loss);
     } else {
       progress.message(fmt::format("step {}: non-finite gradient, step skipped", step));
     }

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include "trib/config/job_config.h"
@@ -17,6 +18,9 @@ struct TrainerOptions {
   bool resume = false;           // continue from the newest valid checkpoint in output
   bool interactive = false;      // a live progress line instead of plain log lines
   std::FILE* log = stdout;
+  // Called after every applied step with the step number (1-based) and its loss; for tests
+  // and tools that want every loss, not just the evaluations.
+  std::function<void(std::int64_t step, double loss)> on_step;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data
