@@ -57,7 +57,19 @@ std::shared_ptr<Storage> PoolAllocator::allocate(std::size_t bytes) {
   std::size_t peak = peak_.load();
   while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
   }
-  return std::make_shared<Storage>(data, cls, &PoolAllocator::release, this);
+  // A tensor may outlive the executor that made it (a fetched value, a test's result), so
+  // each block keeps its pool alive until it has been handed back. A pool not owned by a
+  // shared_ptr cannot be kept alive this way; its owner then guarantees the lifetime.
+  struct Pooled {
+    Pooled(std::shared_ptr<PoolAllocator> p, std::byte* data, std::size_t cls)
+        : pool(std::move(p)), storage(data, cls, &PoolAllocator::release, pool.get()) {}
+    std::shared_ptr<PoolAllocator> pool;  // destroyed after `storage`, which releases into it
+    Storage storage;
+  };
+  std::shared_ptr<PoolAllocator> self = weak_from_this().lock();
+  if (!self) return std::make_shared<Storage>(data, cls, &PoolAllocator::release, this);
+  auto holder = std::make_shared<Pooled>(std::move(self), data, cls);
+  return std::shared_ptr<Storage>(holder, &holder->storage);
 }
 
 void PoolAllocator::release(void* owner, std::byte* data, std::size_t capacity) {

@@ -50,8 +50,9 @@ class Storage {
 // Recycles blocks by size class (powers of two above 4 KiB, rounded to 64 B below), so that
 // a training step's intermediates reuse the previous step's memory instead of calling the
 // system allocator. Thread-safe. It tracks bytes in use and their peak, which is how the
-// executor reports a step's peak memory. The pool must outlive the storages it hands out
-// (the executor owns it beside the tensors it produces).
+// executor reports a step's peak memory. When the pool is owned by a shared_ptr (as the
+// executor's is), every storage it hands out keeps it alive, so tensors may outlive their
+// executor; otherwise the pool must outlive its storages.
 class PoolAllocator : public Allocator, public std::enable_shared_from_this<PoolAllocator> {
  public:
   PoolAllocator() = default;
