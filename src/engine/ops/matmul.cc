@@ -1,0 +1,122 @@
+// matmul: y[M, N] = op(a) op(b), where op transposes when asked. The fast kernel is oneDNN's
+// matmul primitive, built once per node (shapes are fixed when the graph is built) and run
+// on the step's threads; a transposed operand is described by its strides, never copied.
+#include <dnnl.hpp>
+
+#include <optional>
+
+#include "engine/kernels/dnnl_call.h"
+#include "engine/kernels/once_cell.h"
+#include "trib/engine/context.h"
+#include "trib/engine/op.h"
+#include "trib/engine/ops.h"
+
+namespace trib {
+namespace {
+
+struct MatmulDims {
+  std::int64_t m, k, n;
+};
+
+class MatmulOp final : public Op {
+ public:
+  MatmulOp(bool transpose_a, bool transpose_b) : ta_(transpose_a), tb_(transpose_b) {}
+  std::string_view name() const override { return "matmul"; }
+
+  std::vector<TensorSpec> infer(std::span<const TensorSpec> in) const override {
+    TRIB_CHECK(in[0].dtype == DType::f32 && in[1].dtype == DType::f32, ShapeError,
+               "matmul needs f32 operands, got {} and {}", in[0].to_string(), in[1].to_string());
+    TRIB_CHECK(in[0].shape.rank() == 2 && in[1].shape.rank() == 2, ShapeError,
+               "matmul needs two matrices, got ranks {} and {}", in[0].shape.rank(), in[1].shape.rank());
+    const MatmulDims d = dims(in[0].shape, in[1].shape);
+    const std::int64_t k_b = in[1].shape.dims()[tb_ ? 1 : 0];
+    TRIB_CHECK(d.k == k_b, ShapeError, "inner dimensions {} and {} differ{}", d.k, k_b,
+               ta_ || tb_ ? fmt::format(" (transpose_a={}, transpose_b={})", ta_, tb_) : "");
+    return {{DType::f32, Shape{d.m, d.n}}};
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    Tensor& y = ctx.output(0);
+    const MatmulDims d = dims(a.shape(), b.shape());
+    if (y.numel() == 0) return;
+    if (d.k == 0) {  // an empty sum; oneDNN does not take zero-sized operands
+      y.fill(0.0f);
+      return;
+    }
+    const dnnl::engine& eng = ctx.engine().dnnl_engine();
+    kernels::DnnlCall call(eng, ctx.allocator());
+    const Cached& cached = prim_.get([&] { return Cached(eng, make(d, eng)); });
+    // A primitive belongs to the engine it was built on; a graph run by a second engine
+    // context (rare: tests comparing contexts) gets an uncached one rather than an error.
+    std::optional<Cached> own;
+    const Cached& c = cached.engine == eng.get() ? cached : own.emplace(eng, make(d, eng));
+    call.run(c.prim, {{DNNL_ARG_SRC, call.wrap(a, c.a)},
+                      {DNNL_ARG_WEIGHTS, call.wrap(b, c.b)},
+                      {DNNL_ARG_DST, call.wrap(y, c.y)}});
+  }
+
+  void reference(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    const MatmulDims d = dims(a.shape(), b.shape());
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    float* py = ctx.output(0).data<float>();
+    for (std::int64_t i = 0; i < d.m; ++i)
+      for (std::int64_t j = 0; j < d.n; ++j) {
+        double s = 0.0;
+        for (std::int64_t p = 0; p < d.k; ++p)
+          s += double(ta_ ? pa[p * d.m + i] : pa[i * d.k + p]) * (tb_ ? pb[j * d.k + p] : pb[p * d.n + j]);
+        py[i * d.n + j] = static_cast<float>(s);
+      }
+  }
+
+  // With y = op(a) op(b): d op(a) = dy op(b)^T and d op(b) = op(a)^T dy. A transposed operand
+  // takes the transpose of that, which swaps the factors instead of adding a transpose node.
+  std::vector<Gradient> gradient(GradContext& ctx) const override {
+    Graph& g = ctx.graph;
+    const Value a = ctx.input(0), b = ctx.input(1), dy = ctx.grad();
+    const Value da = ta_ ? ops::matmul(g, b, dy, tb_, true) : ops::matmul(g, dy, b, false, !tb_);
+    const Value db = tb_ ? ops::matmul(g, dy, a, true, ta_) : ops::matmul(g, a, dy, !ta_, false);
+    return {{da, {}}, {db, {}}};
+  }
+
+ private:
+  // The primitive with its operands' layouts, queried once rather than on every run.
+  struct Cached {
+    Cached(const dnnl::engine& eng, kernels::Primitive<dnnl::matmul> p)
+        : engine(eng.get()), prim(std::move(p)), a(prim.pd.src_desc()), b(prim.pd.weights_desc()),
+          y(prim.pd.dst_desc()) {}
+    dnnl_engine_t engine;
+    kernels::Primitive<dnnl::matmul> prim;
+    dnnl::memory::desc a, b, y;
+  };
+
+  MatmulDims dims(const Shape& a, const Shape& b) const {
+    return {a.dims()[ta_ ? 1 : 0], a.dims()[ta_ ? 0 : 1], b.dims()[tb_ ? 0 : 1]};
+  }
+
+  // Plain row-major operands; a transposed one is the same matrix read column-major (ba).
+  kernels::Primitive<dnnl::matmul> make(const MatmulDims& d, const dnnl::engine& eng) const {
+    using tag = dnnl::memory::format_tag;
+    const auto f32 = dnnl::memory::data_type::f32;
+    dnnl::memory::desc a_md({d.m, d.k}, f32, ta_ ? tag::ba : tag::ab);
+    dnnl::memory::desc b_md({d.k, d.n}, f32, tb_ ? tag::ba : tag::ab);
+    dnnl::memory::desc y_md({d.m, d.n}, f32, tag::ab);
+    dnnl::matmul::desc desc(a_md, b_md, y_md);
+    return kernels::Primitive<dnnl::matmul>({desc, kernels::cached_primitive_attr(), eng});
+  }
+
+  bool ta_, tb_;
+  kernels::OnceCell<Cached> prim_;
+};
+
+}  // namespace
+
+Value ops::matmul(Graph& g, Value a, Value b, bool transpose_a, bool transpose_b, const std::string& name) {
+  return g.add1(std::make_shared<MatmulOp>(transpose_a, transpose_b), {a, b}, name);
+}
+
+}  // namespace trib
