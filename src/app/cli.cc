@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/cluster_roles.h"
 #include "app/commands.h"
 #include "trib/core/error.h"
 
@@ -29,6 +30,23 @@ int run_cli(int argc, char** argv) {
   eval_cmd->add_option("--checkpoint", eval.checkpoint, "ckpt-<step> directory or run directory")->required();
   eval_cmd->add_option("--set", eval.overrides, "override a setting: key.path=value (repeatable)");
 
+  RoleArgs ps_args, worker_args;
+  CLI::App* ps_cmd = app.add_subcommand("ps", "Run a parameter server of a cluster job");
+  CLI::App* worker_cmd = app.add_subcommand("worker", "Run a worker of a cluster job");
+  for (auto [cmd, a] : {std::pair{ps_cmd, &ps_args}, std::pair{worker_cmd, &worker_args}}) {
+    cmd->add_option("--join", a->join, "the coordinator's HOST:PORT")->required();
+    cmd->add_option("--secret-file", a->secret_file, "file holding the cluster secret (hex); default: $TRIB_CLUSTER_SECRET");
+    cmd->add_option("--bind", a->bind_host, "address this role's servers bind to (default 127.0.0.1)");
+  }
+
+  CoordinatorArgs coord;
+  CLI::App* coord_cmd = app.add_subcommand("coordinator", "Run the coordinator of a multi-host cluster job");
+  coord_cmd->add_option("config", coord.config, "job file (YAML) with a cluster section")->required()->check(CLI::ExistingFile);
+  coord_cmd->add_option("--listen", coord.listen, "HOST:PORT to listen on")->required();
+  coord_cmd->add_option("--secret-file", coord.secret_file, "cluster secret (hex); created if missing")->required();
+  coord_cmd->add_option("--output", coord.output, "run directory (on the chief worker's host)");
+  coord_cmd->add_option("--set", coord.overrides, "override a setting: key.path=value (repeatable)");
+
   std::string inspect_path;
   CLI::App* inspect_cmd = app.add_subcommand("inspect", "List a checkpoint's tensors and manifest");
   inspect_cmd->add_option("path", inspect_path, "ckpt-<step> directory or run directory")->required();
@@ -44,6 +62,9 @@ int run_cli(int argc, char** argv) {
     if (*train_cmd) return run_train(train);
     if (*eval_cmd) return run_eval(eval);
     if (*inspect_cmd) return run_inspect(inspect_path);
+    if (*ps_cmd) return run_ps_role(ps_args);
+    if (*worker_cmd) return run_worker_role(worker_args);
+    if (*coord_cmd) return run_coordinator(coord);
   } catch (const InvalidArgument& e) {
     fmt::print(stderr, "trib: error: {}\n", e.what());
     return 2;
@@ -51,6 +72,9 @@ int run_cli(int argc, char** argv) {
     fmt::print(stderr, "trib: error: {}\n", e.what());
     return 2;
   } catch (const Corruption& e) {
+    fmt::print(stderr, "trib: error: {}\n", e.what());
+    return 2;
+  } catch (const Unauthenticated& e) {
     fmt::print(stderr, "trib: error: {}\n", e.what());
     return 2;
   } catch (const std::exception& e) {

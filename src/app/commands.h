@@ -23,4 +23,13 @@ int run_eval(const EvalArgs& args);
 
 int run_inspect(const std::string& path);
 
+struct CoordinatorArgs {
+  std::string config;
+  std::string listen;
+  std::string secret_file;
+  std::string output;
+  std::vector<std::string> overrides;
+};
+int run_coordinator(const CoordinatorArgs& args);
+
 }  // namespace trib::app

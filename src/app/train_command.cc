@@ -1,6 +1,15 @@
 #include <cstdio>
 
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "app/cluster_roles.h"
 #include "app/commands.h"
+#include "trib/cluster/coordinator.h"
+#include "trib/cluster/local_cluster.h"
+#include "trib/net/net_context.h"
+#include "trib/net/tcp_transport.h"
 #include "trib/train/progress.h"
 #include "trib/train/run_directory.h"
 #include "trib/train/trainer.h"
@@ -20,7 +29,46 @@ int run_train(const TrainArgs& args) {
     o.output = args.output.empty() ? train::RunDirectory::default_path(o.job.name) : std::filesystem::path(args.output);
   }
   o.interactive = train::Progress::is_terminal(stdout);
-  train::train(o);
+  if (!o.job.cluster.enabled) {
+    train::train(o);
+    return 0;
+  }
+  // A cluster on this machine: check what can be checked before starting processes.
+  if (o.resume) train::check_resumable(o.output);
+  else train::RunDirectory::check_new(o.output);
+  cluster::LocalClusterOptions lc;
+  lc.executable = std::filesystem::read_symlink("/proc/self/exe").string();
+  lc.job_yaml = o.job.resolved_yaml;
+  lc.run_dir = o.output.string();
+  lc.resume = o.resume;
+  lc.ps = o.job.cluster.ps;
+  lc.workers = o.job.cluster.workers;
+  lc.net = net_options(o.job.cluster);
+  return cluster::run_local_cluster(lc);
+}
+
+int run_coordinator(const CoordinatorArgs& args) {
+  config::JobConfig job = config::load_job_config(args.config, args.overrides);
+  TRIB_CHECK(job.cluster.enabled, InvalidArgument, "config {}: the coordinator needs a cluster section", args.config);
+  if (!std::filesystem::exists(args.secret_file)) {
+    std::ofstream(args.secret_file) << net::ClusterSecret::generate().to_hex() << "\n";
+    std::filesystem::permissions(args.secret_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    fmt::print("wrote a new cluster secret to {}: copy it to every host of the job\n", args.secret_file);
+  }
+  auto ctx = net::NetContext::create(net::ClusterSecret::from_file(args.secret_file),
+                                     net::PeerIdentity{"coordinator", 0, ""}, net_options(job.cluster));
+  auto transport = std::make_shared<net::TcpTransport>(ctx);
+  std::string run_dir = args.output.empty() ? train::RunDirectory::default_path(job.name).string() : args.output;
+  cluster::Coordinator coordinator(transport, {args.listen, job.resolved_yaml, run_dir, false, job.cluster.ps,
+                                               job.cluster.workers});
+  fmt::print("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)\n",
+             coordinator.address(), job.cluster.ps, job.cluster.workers);
+  std::fflush(stdout);
+  cluster::Outcome outcome = coordinator.wait(std::chrono::hours(24 * 365));
+  coordinator.shutdown_members();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  TRIB_CHECK(outcome.ok, Error, "the job failed: {}", outcome.failure);
+  fmt::print("every worker finished\n");
   return 0;
 }
 

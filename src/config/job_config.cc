@@ -5,6 +5,8 @@
 
 #include "config/config_reader.h"
 
+#include <fmt/ranges.h>
+
 namespace trib::config {
 namespace {
 
@@ -164,6 +166,55 @@ TrainingConfig read_training(ConfigReader r) {
   return t;
 }
 
+ClusterConfig read_cluster(ConfigReader r, bool present) {
+  ClusterConfig c;
+  c.enabled = present;
+  c.ps = r.get<int>("ps", c.ps);
+  c.workers = r.get<int>("workers", c.workers);
+  c.coordinator = r.get<std::string>("coordinator", c.coordinator);
+  c.bind_host = r.get<std::string>("bind_host", c.bind_host);
+  c.heartbeat_ms = r.get<int>("heartbeat_ms", c.heartbeat_ms);
+  c.peer_timeout_ms = r.get<int>("peer_timeout_ms", c.peer_timeout_ms);
+  c.join_timeout_s = r.get<int>("join_timeout_s", c.join_timeout_s);
+  r.finish();
+  TRIB_CHECK(c.ps >= 0 && c.ps <= 64 && c.workers >= 1 && c.workers <= 256, InvalidArgument,
+             "config {}: cluster needs 0..64 ps and 1..256 workers, got ps: {}, workers: {}", r.file(), c.ps,
+             c.workers);
+  TRIB_CHECK(c.heartbeat_ms > 0 && c.peer_timeout_ms > c.heartbeat_ms && c.join_timeout_s > 0, InvalidArgument,
+             "config {}: cluster.peer_timeout_ms must exceed heartbeat_ms, both positive", r.file());
+  return c;
+}
+
+StrategyConfig read_strategy(ConfigReader r) {
+  StrategyConfig s;
+  s.name = r.get<std::string>("name", s.name);
+  s.mode = r.get<std::string>("mode", s.mode);
+  s.placement = r.get<std::string>("placement", s.placement);
+  s.staleness = r.get<int>("staleness", s.staleness);
+  s.backup_workers = r.get<int>("backup_workers", s.backup_workers);
+  s.period = r.get<int>("period", s.period);
+  s.partition_bytes = r.get<std::int64_t>("partition_bytes", s.partition_bytes);
+  s.bucket_mb = r.get<double>("bucket_mb", s.bucket_mb);
+  s.compression = r.get<std::string>("compression", s.compression);
+  r.finish();
+  auto one_of = [&](const std::string& key, const std::string& v, std::initializer_list<const char*> valid) {
+    for (const char* x : valid)
+      if (v == x) return;
+    throw InvalidArgument(fmt::format("config {}: strategy.{} '{}' is not supported: expected {}", r.file(), key, v,
+                                      fmt::join(valid, ", ")));
+  };
+  one_of("name", s.name, {"local", "ps", "allreduce"});
+  one_of("mode", s.mode, {"sync", "async", "bounded", "averaging"});
+  one_of("placement", s.placement, {"round_robin", "greedy", "partitioned"});
+  one_of("compression", s.compression, {"none", "bf16", "fp16"});
+  TRIB_CHECK(s.staleness > 0, InvalidArgument, "config {}: strategy.staleness must be at least 1, got {}",
+             r.file(), s.staleness);
+  TRIB_CHECK(s.period > 0 && s.backup_workers >= 0 && s.partition_bytes > 0 && s.bucket_mb > 0, InvalidArgument,
+             "config {}: strategy.period, partition_bytes and bucket_mb must be positive and backup_workers >= 0",
+             r.file());
+  return s;
+}
+
 }  // namespace
 
 JobConfig parse_job_config(const std::string& yaml_text, const std::string& origin,
@@ -193,6 +244,18 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
   job.threads.intra = threads.get<int>("intra", 0);
   job.threads.inter = threads.get<int>("inter", 1);
   threads.finish();
+  bool has_cluster = r.has("cluster");
+  job.cluster = read_cluster(r.child("cluster"), has_cluster);
+  job.strategy = read_strategy(r.child("strategy"));
+  if (job.cluster.enabled) {
+    TRIB_CHECK(job.strategy.name != "local", InvalidArgument,
+               "config {}: a cluster needs strategy.name ps or allreduce", origin);
+    TRIB_CHECK(job.strategy.name != "ps" || job.cluster.ps >= 1, InvalidArgument,
+               "config {}: strategy ps needs cluster.ps >= 1", origin);
+    TRIB_CHECK(job.strategy.backup_workers < job.cluster.workers, InvalidArgument,
+               "config {}: strategy.backup_workers ({}) must be fewer than cluster.workers ({})", origin,
+               job.strategy.backup_workers, job.cluster.workers);
+  }
   r.finish();
   YAML::Emitter out;
   out << root;

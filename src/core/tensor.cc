@@ -48,6 +48,12 @@ Tensor Tensor::reshape(Shape shape) const {
   return Tensor(storage_, offset_, dtype_, std::move(shape));
 }
 
+Tensor Tensor::view(std::int64_t offset, Shape shape) const {
+  TRIB_CHECK(offset >= 0 && offset + shape.numel() <= numel(), InvalidArgument,
+             "view of {} elements at {} does not fit in {}", shape.numel(), offset, spec_string());
+  return Tensor(storage_, offset_ + static_cast<std::size_t>(offset) * dtype_size(dtype_), dtype_, std::move(shape));
+}
+
 Tensor Tensor::clone(Allocator* alloc) const {
   Tensor t = empty(dtype_, shape_, alloc);
   if (nbytes() > 0) std::memcpy(t.raw_data(), raw_data(), nbytes());

@@ -65,9 +65,9 @@ void Progress::eval(const EvalRow& train, const EvalRow& test) {
                "train_loss", "train_acc", "test_loss", "test_acc", "time");
     table_header_done_ = true;
   }
-  fmt::print(out_, "{}{:>8} {:>7.2f} {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} {:>9}\n", prefix_,
-             test.step, test.epoch, train.loss, train.accuracy, test.loss, test.accuracy,
-             format_duration(test.time_s));
+  auto cell = [](double v) { return std::isnan(v) ? std::string("-") : fmt::format("{:.4f}", v); };
+  fmt::print(out_, "{}{:>8} {:>7.2f} {:>10} {:>10} {:>10.4f} {:>10.4f} {:>9}\n", prefix_, test.step, test.epoch,
+             cell(train.loss), cell(train.accuracy), test.loss, test.accuracy, format_duration(test.time_s));
   std::fflush(out_);
 }
 

@@ -11,13 +11,18 @@ namespace trib::train {
 
 namespace fs = std::filesystem;
 
-RunDirectory::RunDirectory(fs::path path, bool resuming) : path_(std::move(path)) {
+void RunDirectory::check_new(const fs::path& path) {
   std::error_code ec;
-  if (!resuming && fs::exists(path_) && !fs::is_empty(path_, ec))
+  if (fs::exists(path) && !fs::is_empty(path, ec))
     throw InvalidArgument(fmt::format(
         "output directory '{}' already exists and is not empty: choose another --output, or "
         "pass --resume {} to continue that run",
-        path_.string(), path_.string()));
+        path.string(), path.string()));
+}
+
+RunDirectory::RunDirectory(fs::path path, bool resuming) : path_(std::move(path)) {
+  std::error_code ec;
+  if (!resuming) check_new(path_);
   fs::create_directories(path_, ec);
   TRIB_CHECK(!ec, IoError, "cannot create output directory '{}': {}", path_.string(), ec.message());
   metrics_.open(path_ / "metrics.jsonl", std::ios::app);

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "train/training_state.h"
+#include "trib/optim/optimizer_config.h"
+#include "trib/optim/schedule_config.h"
 #include "trib/checkpoint/checkpoint.h"
 #include "trib/data/pipeline.h"
 #include "trib/engine/context.h"
@@ -32,42 +34,57 @@ EngineOptions engine_options(const config::ThreadsConfig& t) {
 RunSummary train(const TrainerOptions& options) {
   const config::JobConfig& job = options.job;
   const config::TrainingConfig& tc = job.training;
+  const Distribution& dist = options.distribution;
+  const bool chief = dist.chief();
 
   // Everything that can be wrong with the input is checked before the run directory is touched.
   Datasets data = load_datasets(job.data, job.model);
   EngineContext engine(engine_options(job.threads));
   ModelSpec spec{config::build_model(job.model), Shape(job.model.input), job.model.classes, tc.seed};
   ModelGraph graph(spec, tc.batch, true, engine);
-  const std::int64_t steps_per_epoch = data.train->size() / tc.batch;
+  // Sharded workers walk equal parts, so that synchronous workers take the same number of steps.
+  const std::int64_t shard_examples = data.train->size() / dist.workers;
+  const std::int64_t steps_per_epoch = shard_examples / tc.batch;
   TRIB_CHECK(steps_per_epoch > 0, InvalidArgument,
-             "training.batch {} is larger than the training set ({} examples)", tc.batch, data.train->size());
+             "training.batch {} is larger than a worker's share of the training set ({} examples)", tc.batch,
+             shard_examples);
   const std::int64_t total_steps =
       tc.steps > 0 ? tc.steps : static_cast<std::int64_t>(std::ceil(tc.epochs * steps_per_epoch));
   std::optional<ValidCheckpoint> resumed;
-  if (options.resume) resumed = find_resume_checkpoint(options.output, options.log);
+  if (options.resume && chief) resumed = find_resume_checkpoint(options.output, options.log);
 
-  RunDirectory run(options.output, options.resume);
-  run.write_config(job.resolved_yaml);
+  std::optional<RunDirectory> run;
+  if (chief) {
+    run.emplace(options.output, options.resume);
+    run->write_config(job.resolved_yaml);
+  }
   Progress progress(options.log, options.interactive, total_steps);
-  progress.message(fmt::format("run directory: {}", run.path().string()));
+  if (chief) progress.message(fmt::format("run directory: {}", run->path().string()));
 
   std::vector<std::string> trainable;
   for (const nn::Parameter& p : graph.trainable_parameters()) trainable.push_back(p.name);
   ScheduleConfig sc = job.schedule;
   if (sc.name == "cosine" && sc.total_steps == 0) sc.total_steps = std::max<std::int64_t>(1, total_steps - sc.warmup_steps);
-  if (sc.linear_scaling && sc.global_batch == 0) sc.global_batch = tc.batch;
-  LocalUpdate update({trainable, make_optimizer(job.optimizer), make_schedule(sc, job.optimizer.lr), tc.clip_norm});
+  if (sc.linear_scaling && sc.global_batch == 0) sc.global_batch = tc.batch * dist.workers;
+  if (sc.linear_scaling && sc.base_batch == 0) sc.base_batch = tc.batch;
+  std::shared_ptr<const Optimizer> optimizer = make_optimizer(job.optimizer);
+  std::shared_ptr<const Schedule> schedule = make_schedule(sc, job.optimizer.lr);
+  std::unique_ptr<UpdateStrategy> update =
+      dist.make_update ? dist.make_update(trainable, optimizer, schedule)
+                       : std::make_unique<LocalUpdate>(LocalUpdateOptions{trainable, optimizer, schedule, tc.clip_norm});
 
   VariableStore vars;
   initialize_parameters(graph.parameters(), tc.seed, vars);
   data::Pipeline pipeline = data::Pipeline::from(data.train)
                                 .shuffle(job.data.shuffle ? tc.seed : 0)
+                                .shard(dist.worker_index, dist.workers, /*equal_shards=*/true)
                                 .batch(tc.batch, /*drop_last=*/true)
                                 .prefetch(job.data.prefetch)
                                 .build();
-  std::int64_t step = 0;
+  std::int64_t step = update->start(vars, resumed ? &resumed->checkpoint : nullptr);
   if (resumed) {
-    step = restore_training_state(resumed->checkpoint, vars, update, pipeline);
+    const nlohmann::json& position = resumed->checkpoint.manifest().data_position;
+    if (!position.is_null()) pipeline.seek(data_position_from_json(position));
     progress.message(fmt::format("resumed from {} at step {}", resumed->checkpoint.dir().string(), step));
   }
 
@@ -84,29 +101,34 @@ RunSummary train(const TrainerOptions& options) {
     EvalRow test{step, epoch, "test", 0, 0, t};
     EvalResult te = evaluator.run(*data.test, vars);
     test.loss = te.loss, test.accuracy = te.accuracy;
-    EvalRow tr{step, epoch, "train", 0, 0, t};
+    EvalRow tr{step, epoch, "train", NAN, NAN, t};
     if (tc.train_metrics) {
       EvalResult r = evaluator.run(*data.train, vars, 10000);
       tr.loss = r.loss, tr.accuracy = r.accuracy;
-      run.append_metrics(tr);
+      run->append_metrics(tr);
     }
-    run.append_metrics(test);
+    run->append_metrics(test);
     progress.eval(tr, test);
     summary.accuracy = te.accuracy;
     summary.loss = te.loss;
   };
   auto checkpoint = [&] {
-    fs::path dir = save_training_state(run.checkpoints(), step, step / steps_per_epoch, vars, update, pipeline);
-    keep_last(run.checkpoints(), static_cast<std::size_t>(tc.keep_checkpoints));
-    (void)dir;
+    CheckpointWriter w(run->checkpoints(), step);
+    update->save(w, vars);
+    w.set_epoch(step / steps_per_epoch);
+    if (dist.workers == 1) w.set_data_position(data_position_to_json(pipeline.position()));
+    w.publish();
+    keep_last(run->checkpoints(), static_cast<std::size_t>(tc.keep_checkpoints));
   };
 
   while (step < total_steps) {
     std::optional<data::Batch> batch = pipeline.next();
     if (!batch) continue;  // the end of an epoch; the next call starts the next one
     Tensor x = as_model_input(batch->features(), spec.input);
-    StepResult r = graph.run(x, batch->labels(), vars, static_cast<std::uint64_t>(step));
-    if (update.apply(step, r.grads, vars)) {
+    UpdateStrategy* u = update.get();
+    StepResult r = graph.run(x, batch->labels(), vars, static_cast<std::uint64_t>(step),
+                             [u](std::size_t i, const GradTensor& g) { u->on_gradient_ready(i, g); });
+    if (update->apply(step, r.grads, vars)) {
       graph.apply_state_updates(vars);
       ++step;
       if (options.on_step) options.on_step(step, r.loss);
@@ -116,15 +138,28 @@ RunSummary train(const TrainerOptions& options) {
     images += batch->rows();
     progress.step(step, double(step) / steps_per_epoch, r.loss, batch->rows());
     bool last = step == total_steps;
-    if (step % eval_every == 0 || last) evaluate();
-    if (step % checkpoint_every == 0 || last) checkpoint();
+    if (chief && (step % eval_every == 0 || last)) evaluate();
+    if (chief && (step % checkpoint_every == 0 || last)) checkpoint();
   }
+  update->finish();
   summary.wall_s = seconds_since(start);
   summary.steps = step;
   summary.epochs = double(step) / steps_per_epoch;
   summary.images_per_s = summary.wall_s > 0 ? images / summary.wall_s : 0;
-  progress.summary(summary);
+  if (std::string report = update->report(); !report.empty()) progress.message(report);
+  if (chief) progress.summary(summary);
   return summary;
+}
+
+void check_resumable(const fs::path& run_dir) {
+  std::FILE* quiet = std::fopen("/dev/null", "w");
+  try {
+    find_resume_checkpoint(run_dir, quiet);
+  } catch (...) {
+    std::fclose(quiet);
+    throw;
+  }
+  std::fclose(quiet);
 }
 
 RunSummary evaluate_checkpoint(const EvalOptions& options) {

@@ -56,20 +56,6 @@ ValidCheckpoint find_resume_checkpoint(const fs::path& run_dir, std::FILE* log) 
   return std::move(*found);
 }
 
-fs::path save_training_state(const fs::path& root, std::int64_t step, std::int64_t epoch,
-                             const VariableStore& vars, const UpdateStrategy& update,
-                             const data::Pipeline& pipeline) {
-  CheckpointWriter w(root, step);
-  TensorMap model;
-  for (const std::string& name : vars.names()) model[name] = vars.get(name);
-  w.add_shard("model", model);
-  TensorMap slots = update.state();
-  if (!slots.empty()) w.add_shard("optimizer", slots);
-  w.set_epoch(epoch);
-  w.set_data_position(data_position_to_json(pipeline.position()));
-  return w.publish();
-}
-
 void restore_variables(const Checkpoint& ckpt, const std::vector<nn::Parameter>& params, VariableStore& vars) {
   for (const nn::Parameter& p : params) {
     TRIB_CHECK(ckpt.contains(p.name), NotFound, "checkpoint {} has no tensor '{}' that the model needs",
@@ -80,24 +66,6 @@ void restore_variables(const Checkpoint& ckpt, const std::vector<nn::Parameter>&
                t.spec_string(), p.shape.to_string());
     vars.set(p.name, t.clone());
   }
-}
-
-std::int64_t restore_training_state(const Checkpoint& ckpt, VariableStore& vars, UpdateStrategy& update,
-                                    data::Pipeline& pipeline) {
-  for (const std::string& name : vars.names()) {
-    TRIB_CHECK(ckpt.contains(name), NotFound, "checkpoint {} has no tensor '{}' that the model needs",
-               ckpt.dir().string(), name);
-    Tensor& v = vars.get(name);
-    const Tensor& t = ckpt.tensor(name);
-    TRIB_CHECK(t.dtype() == v.dtype() && t.shape() == v.shape(), ShapeError,
-               "checkpoint {}: tensor '{}' is {} but the model needs {}", ckpt.dir().string(), name,
-               t.spec_string(), v.spec_string());
-    vars.set(name, t.clone());
-  }
-  update.restore_state(ckpt.tensors_with_prefix("slot/"));
-  if (!ckpt.manifest().data_position.is_null())
-    pipeline.seek(data_position_from_json(ckpt.manifest().data_position));
-  return ckpt.step();
 }
 
 Checkpoint load_checkpoint_for_eval(const fs::path& path, std::FILE* log) {

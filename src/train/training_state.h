@@ -1,6 +1,5 @@
-// Saving and restoring everything a resumed run needs to continue exactly where it stopped:
-// variables (shard "model"), optimizer slots (shard "optimizer"), the step, and the data
-// pipeline's position (in the manifest).
+// Finding checkpoints to resume or evaluate, and the data position's form in a manifest.
+// (What goes into a checkpoint is the UpdateStrategy's business: see its save and start.)
 #pragma once
 
 #include <cstdio>
@@ -16,14 +15,6 @@ namespace trib::train {
 // The newest valid checkpoint under run_dir/checkpoints. Throws NotFound when there is none
 // (so `--resume` of a directory without checkpoints is an error, not a fresh start).
 ValidCheckpoint find_resume_checkpoint(const std::filesystem::path& run_dir, std::FILE* log);
-
-std::filesystem::path save_training_state(const std::filesystem::path& root, std::int64_t step,
-                                          std::int64_t epoch, const VariableStore& vars,
-                                          const UpdateStrategy& update, const data::Pipeline& pipeline);
-
-// Restores variables, optimizer state and data position; returns the step to continue from.
-std::int64_t restore_training_state(const Checkpoint& ckpt, VariableStore& vars, UpdateStrategy& update,
-                                    data::Pipeline& pipeline);
 
 // Copies the model's parameters out of a checkpoint, checking each is present with the
 // expected shape (errors name the parameter and the checkpoint).

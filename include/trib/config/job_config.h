@@ -69,6 +69,33 @@ struct ThreadsConfig {
   int inter = 1;
 };
 
+// Where the job's processes run. Absent from the file: one process, no cluster.
+struct ClusterConfig {
+  bool enabled = false;
+  int ps = 0;       // parameter servers
+  int workers = 1;
+  // Where the coordinator listens (port 0: any free port, for a local cluster).
+  std::string coordinator = "127.0.0.1:0";
+  // Servers bind here; 127.0.0.1 unless the cluster spans hosts.
+  std::string bind_host = "127.0.0.1";
+  int heartbeat_ms = 1000;
+  int peer_timeout_ms = 5000;  // a silent peer is declared dead after this
+  int join_timeout_s = 60;     // how long roles wait for each other at start
+};
+
+// How workers combine their gradients.
+struct StrategyConfig {
+  std::string name = "local";       // local | ps | allreduce
+  std::string mode = "async";       // ps: sync | async | bounded | averaging
+  std::string placement = "greedy"; // ps: round_robin | greedy | partitioned
+  int staleness = 2;                // ps bounded: steps a worker may run ahead of the slowest
+  int backup_workers = 0;           // ps sync: proceed without the slowest b workers
+  int period = 4;                   // ps averaging: local steps between averages
+  std::int64_t partition_bytes = std::int64_t{1} << 20;  // ps partitioned: split variables above this
+  double bucket_mb = 4.0;           // allreduce: gradient fusion size
+  std::string compression = "none"; // allreduce: none | bf16 | fp16
+};
+
 struct JobConfig {
   std::string name = "job";
   std::string source_file;
@@ -78,6 +105,8 @@ struct JobConfig {
   ScheduleConfig schedule;
   TrainingConfig training;
   ThreadsConfig threads;
+  ClusterConfig cluster;
+  StrategyConfig strategy;
   std::string resolved_yaml;  // the configuration after overrides, for config.yaml
 };
 

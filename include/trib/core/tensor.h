@@ -50,6 +50,9 @@ class Tensor {
 
   // A view with another shape over the same elements; the element count must match.
   Tensor reshape(Shape shape) const;
+  // A view of `shape` over the contiguous elements starting at element `offset` (a row
+  // range of a matrix, a slice of a flat buffer). Throws InvalidArgument if out of range.
+  Tensor view(std::int64_t offset, Shape shape) const;
   Tensor clone(Allocator* alloc = nullptr) const;
   // Copies the elements of `src` (same dtype and element count) into this tensor.
   void copy_from(const Tensor& src);

@@ -23,6 +23,10 @@ class RunDirectory {
   // Appends one line and flushes, so that a crash loses at most the line being written.
   void append_metrics(const EvalRow& row);
 
+  // Throws InvalidArgument, as the constructor would, if `path` may not start a new run;
+  // creates nothing.
+  static void check_new(const std::filesystem::path& path);
+
   // runs/<name>-<YYYYmmdd-HHMMSS>
   static std::filesystem::path default_path(const std::string& job_name);
 

@@ -9,8 +9,22 @@
 
 #include "trib/config/job_config.h"
 #include "trib/train/progress.h"
+#include "trib/train/update_strategy.h"
 
 namespace trib::train {
+
+// What a distributed worker adds to a run: its place among the workers, and the strategy
+// that combines gradients. Absent (the default), the run is one local process.
+struct Distribution {
+  int worker_index = 0;
+  int workers = 1;
+  bool chief() const { return worker_index == 0; }
+  // Builds the update strategy for the model's trainable parameter names, with the
+  // optimizer and schedule the job describes.
+  std::function<std::unique_ptr<UpdateStrategy>(const std::vector<std::string>& trainable,
+                                                std::shared_ptr<const Optimizer>, std::shared_ptr<const Schedule>)>
+      make_update;
+};
 
 struct TrainerOptions {
   config::JobConfig job;
@@ -21,11 +35,15 @@ struct TrainerOptions {
   // Called after every applied step with the step number (1-based) and its loss; for tests
   // and tools that want every loss, not just the evaluations.
   std::function<void(std::int64_t step, double loss)> on_step;
+  Distribution distribution;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data
 // files, model shapes, the checkpoint to resume) before the run directory is touched.
 RunSummary train(const TrainerOptions& options);
+
+// Throws NotFound (as `train` with resume would) when `run_dir` holds no valid checkpoint.
+void check_resumable(const std::filesystem::path& run_dir);
 
 struct EvalOptions {
   config::JobConfig job;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "trib/checkpoint/checkpoint.h"
 #include "trib/engine/executor.h"
 #include "trib/optim/optimizer.h"
 #include "trib/optim/schedule.h"
@@ -25,6 +26,19 @@ class UpdateStrategy {
   // gradient): the caller then does not advance the schedule.
   virtual bool apply(std::int64_t step, std::vector<GradTensor>& grads, VariableStore& vars) = 0;
   virtual float learning_rate(std::int64_t step) const = 0;
+
+  // Brings the variables to where training starts: `vars` holds fresh values from the
+  // shared seed; with a checkpoint, its values instead. Returns the step to continue from.
+  // Distributed strategies make every worker agree here (the chief's values win).
+  virtual std::int64_t start(VariableStore& vars, const Checkpoint* checkpoint);
+  // Adds the model and optimizer state to a checkpoint being written (the caller adds the
+  // data position and publishes). Called on the chief only.
+  virtual void save(CheckpointWriter& writer, const VariableStore& vars);
+  // After the last step: flush, leave the group, report. Called on every worker.
+  virtual void finish() {}
+  // A few lines for the end-of-run summary (per-PS load, staleness); empty by default.
+  virtual std::string report() const { return ""; }
+
   // Optimizer state for checkpoints, as named tensors.
   virtual std::map<std::string, Tensor> state() const { return {}; }
   virtual void restore_state(const std::map<std::string, Tensor>& /*tensors*/) {}

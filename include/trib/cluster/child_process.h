@@ -1,0 +1,49 @@
+// A child process whose stdout and stderr come back through one pipe, so that a launcher
+// can merge the logs of many children with a prefix per child.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trib::cluster {
+
+class ChildProcess {
+ public:
+  // Starts argv[0] (a path) with argv, plus `env` added to this process's environment.
+  // Throws IoError naming the program if it cannot be started.
+  ChildProcess(std::string name, const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);
+  ~ChildProcess();  // kills the child if it still runs
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  const std::string& name() const { return name_; }
+  pid_t pid() const { return pid_; }
+  int output_fd() const { return out_fd_; }
+
+  // Reads what is available (non-blocking) and returns complete lines; at end of output
+  // the last partial line too.
+  std::vector<std::string> read_lines();
+  bool output_closed() const { return out_fd_ < 0; }
+
+  // Non-blocking: the exit status once the child has ended.
+  std::optional<int> poll_exit();
+  bool exited() const { return status_.has_value(); }
+  // "exited with status 3", "was killed by signal 9 (Killed)".
+  std::string describe_exit() const;
+  bool succeeded() const;
+
+  void signal(int sig);
+
+ private:
+  std::string name_;
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  std::string partial_;
+  std::optional<int> status_;
+};
+
+}  // namespace trib::cluster

@@ -1,0 +1,59 @@
+// One role's membership in a job: it reaches the coordinator (retrying until the join
+// timeout, since roles on several hosts start in any order), is given its index and the job,
+// finds the other roles through the store, and hears when the job is over.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "trib/cluster/store.h"
+#include "trib/net/transport.h"
+
+namespace trib::cluster {
+
+struct Membership {
+  std::string role;
+  int index = 0;
+  int ps = 0;
+  int workers = 0;
+  std::string job_yaml;
+  std::string run_dir;
+  bool resume = false;
+};
+
+class Member {
+ public:
+  // Throws Unavailable naming the coordinator's address if it cannot be reached within
+  // `timeout`, Unauthenticated on a wrong secret, InvalidArgument if the job refuses the role.
+  Member(std::shared_ptr<net::Transport> transport, const std::string& coordinator, const std::string& role,
+         Millis timeout);
+  ~Member();
+
+  const Membership& membership() const { return m_; }
+  Store& store() { return *store_; }
+  const std::string& coordinator_address() const { return address_; }
+
+  // Reports a clean finish; after it, losing the connection is not a failure.
+  void leave();
+  // Waits until the coordinator says the job is over, or its connection is lost (then
+  // throws Unavailable naming it), or the timeout passes (returns false).
+  bool wait_for_shutdown(Millis timeout);
+  bool shutdown_requested() const { return shutdown_; }
+
+ private:
+  std::shared_ptr<net::Transport> transport_;
+  std::string address_;
+  std::shared_ptr<net::Connection> conn_;
+  std::unique_ptr<RemoteStore> store_;
+  Membership m_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::atomic<bool> shutdown_{false};
+  bool lost_ = false;
+  std::string lost_reason_;
+};
+
+}  // namespace trib::cluster

@@ -1,0 +1,84 @@
+// A parameter server: it holds its slices of the variables and their optimizer slots, and
+// applies the workers' gradients according to the training mode:
+//   sync       gradients of a step are averaged over the first N - b workers, then applied;
+//              later ones for that step are dropped (and counted);
+//   async      each gradient is applied when it arrives (Downpour);
+//   bounded    as async, but a worker may not start a step more than `staleness` steps
+//              ahead of the slowest worker (stale-synchronous parallel);
+//   averaging  workers train locally and push parameters every `period` steps; the server
+//              averages them.
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "trib/net/transport.h"
+#include "trib/optim/optimizer.h"
+#include "trib/ps/placement.h"
+
+namespace trib::ps {
+
+enum class Mode { sync, async, bounded, averaging };
+Mode parse_mode(const std::string& name);
+
+struct PsServerOptions {
+  int index = 0;
+  int workers = 1;
+  Mode mode = Mode::async;
+  int staleness = 2;
+  int backup_workers = 0;
+  std::vector<VariableInfo> variables;
+  Placement placement;
+  // The update rule. The learning rate comes with each push: workers own the schedule
+  // (they know the step and the run's length).
+  std::shared_ptr<const Optimizer> optimizer;
+};
+
+struct PsStats {
+  std::uint64_t bytes_in = 0, bytes_out = 0, requests = 0;
+  std::uint64_t applied = 0, dropped_late = 0;
+  std::int64_t max_clock_gap = 0;  // bounded: most steps a pull ran ahead of the slowest worker
+  std::array<std::uint64_t, 16> staleness{};  // histogram of updates between pull and apply (last bin: 15+)
+};
+
+class PsServer {
+ public:
+  explicit PsServer(PsServerOptions options);
+  // Serves requests; the Transport's handlers call this.
+  net::Message handle(net::Message request, const net::PeerIdentity& from);
+  PsStats stats() const;
+
+ private:
+  net::Message init(const net::Message& m);
+  net::Message restore(const std::string& dir);
+  net::Message pull(const net::Message& m);
+  net::Message push(const net::Message& m);
+  net::Message save(const std::string& dir);
+  void apply_gradients(const float* flat, const std::string& body_meta, float lr, std::int64_t pulled_version);
+  void record_staleness(std::int64_t updates);
+  std::int64_t min_clock() const;
+
+  PsServerOptions o_;
+  std::vector<Slice> slices_;
+  std::int64_t flat_elements_ = 0;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  bool initialized_ = false;
+  std::int64_t start_step_ = 0;
+  std::int64_t version_ = 0;          // updates applied
+  std::vector<std::int64_t> clocks_;  // per worker: steps pushed
+  Tensor values_;                     // every slice, flat, in placement order
+  SlotStore slots_;
+  // sync / averaging: the sum of this round's contributions and how many there were
+  Tensor accumulator_;
+  int contributions_ = 0;
+  std::int64_t round_ = 0;
+  PsStats stats_;
+};
+
+}  // namespace trib::ps

@@ -1,0 +1,56 @@
+// The worker's side of parameter-server training: an UpdateStrategy that sends each step's
+// gradients to the servers owning the variables (one message per server) and pulls the new
+// values back; in averaging mode it trains locally and sends its parameters every `period`
+// steps. The chief initialises the servers (or has them restore a checkpoint) and asks each
+// server to write its own checkpoint shard, so checkpoint I/O is spread over the servers.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trib/net/transport.h"
+#include "trib/ps/placement.h"
+#include "trib/ps/ps_server.h"
+#include "trib/train/update_strategy.h"
+
+namespace trib::ps {
+
+struct PsUpdateOptions {
+  int worker_index = 0;
+  int workers = 1;
+  Mode mode = Mode::async;
+  int period = 4;  // averaging
+  std::vector<VariableInfo> variables;  // the trainable variables, in gradient order
+  Placement placement;
+  std::vector<std::shared_ptr<net::Connection>> servers;  // by server index
+  std::shared_ptr<const Optimizer> optimizer;  // averaging: the local optimizer
+  std::shared_ptr<const Schedule> schedule;
+  std::chrono::milliseconds wait_timeout{600000};  // longest wait for a slow peer
+};
+
+class PsUpdate final : public train::UpdateStrategy {
+ public:
+  explicit PsUpdate(PsUpdateOptions options);
+  bool apply(std::int64_t step, std::vector<train::GradTensor>& grads, VariableStore& vars) override;
+  float learning_rate(std::int64_t step) const override { return o_.schedule->lr(step); }
+  std::int64_t start(VariableStore& vars, const Checkpoint* checkpoint) override;
+  void save(CheckpointWriter& writer, const VariableStore& vars) override;
+  void finish() override;
+  std::string report() const override { return report_; }
+
+ private:
+  Tensor pack_values(int ps, const VariableStore& vars) const;
+  net::Message pack_gradients(int ps, std::int64_t step, const std::vector<train::GradTensor>& grads) const;
+  // Pulls every server's values for `step` (-1: whatever they hold), waiting while a server
+  // says the mode does not allow it yet. Returns the servers' start step.
+  std::int64_t pull_all(std::int64_t step, VariableStore& vars);
+
+  PsUpdateOptions o_;
+  std::vector<std::vector<Slice>> slices_;  // per server
+  std::vector<std::int64_t> versions_;      // per server: version of the last pull
+  std::unique_ptr<train::LocalUpdate> local_;  // averaging mode
+  std::string report_;
+};
+
+}  // namespace trib::ps

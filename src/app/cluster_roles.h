@@ -1,0 +1,26 @@
+// The roles of a cluster job, each run by one process: the coordinator, a parameter
+// server, a worker. `trib train` with a cluster section runs them all on this machine.
+#pragma once
+
+#include <string>
+
+#include "trib/config/job_config.h"
+#include "trib/net/cluster_secret.h"
+#include "trib/net/net_options.h"
+
+namespace trib::app {
+
+struct RoleArgs {
+  std::string join;         // the coordinator's address
+  std::string secret_file;  // empty: from the TRIB_CLUSTER_SECRET environment variable
+  std::string bind_host = "127.0.0.1";
+};
+
+int run_ps_role(const RoleArgs& args);
+int run_worker_role(const RoleArgs& args);
+
+// The secret from --secret-file, or else from the launcher's environment variable.
+net::ClusterSecret load_secret(const std::string& secret_file);
+net::NetOptions net_options(const config::ClusterConfig& cluster);
+
+}  // namespace trib::app

@@ -1,0 +1,79 @@
+#include "trib/cluster/member.h"
+
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster/store_protocol.h"
+#include "trib/core/error.h"
+
+namespace trib::cluster {
+
+using Clock = std::chrono::steady_clock;
+
+Member::Member(std::shared_ptr<net::Transport> transport, const std::string& coordinator, const std::string& role,
+               Millis timeout)
+    : transport_(std::move(transport)), address_(coordinator) {
+  net::Handlers h;
+  h.on_request = [this](net::Message m, const net::PeerIdentity&) {
+    if (m.method == proto::kShutdown) {
+      shutdown_ = true;
+      cv_.notify_all();
+    }
+    return net::Message{};
+  };
+  h.on_close = [this](const net::PeerIdentity& peer, std::string_view reason) {
+    std::lock_guard lock(mu_);
+    lost_ = true;
+    lost_reason_ = fmt::format("the coordinator at {} was lost: {}", peer.address, reason);
+    cv_.notify_all();
+  };
+  auto until = Clock::now() + timeout;
+  std::string last_error;
+  for (;;) {
+    try {
+      conn_ = transport_->connect(coordinator, h);
+      break;
+    } catch (const Unauthenticated&) {
+      throw;
+    } catch (const Error& e) {
+      last_error = e.what();
+    }
+    TRIB_CHECK(Clock::now() < until, Unavailable, "cannot reach the coordinator at {} within {} s: {}", coordinator,
+               timeout.count() / 1000, last_error);
+    std::this_thread::sleep_for(Millis(200));
+  }
+  store_ = std::make_unique<RemoteStore>(conn_);
+  net::Message req;
+  req.method = proto::kJoin;
+  req.body = nlohmann::json{{"role", role}}.dump();
+  nlohmann::json r = nlohmann::json::parse(conn_->call(std::move(req)).body);
+  m_.role = role;
+  m_.index = r.at("index").get<int>();
+  m_.ps = r.at("ps").get<int>();
+  m_.workers = r.at("workers").get<int>();
+  m_.job_yaml = r.at("job").get<std::string>();
+  m_.run_dir = r.at("run_dir").get<std::string>();
+  m_.resume = r.value("resume", false);
+}
+
+Member::~Member() {
+  if (conn_) conn_->close();
+}
+
+void Member::leave() {
+  net::Message req;
+  req.method = proto::kLeave;
+  req.body = nlohmann::json{{"role", m_.role}, {"index", m_.index}}.dump();
+  conn_->call(std::move(req));
+}
+
+bool Member::wait_for_shutdown(Millis timeout) {
+  std::unique_lock lock(mu_);
+  bool woke = cv_.wait_for(lock, timeout, [&] { return shutdown_.load() || lost_; });
+  if (shutdown_) return true;
+  TRIB_CHECK(!lost_, Unavailable, "{}", lost_reason_);
+  return woke;
+}
+
+}  // namespace trib::cluster

@@ -1,0 +1,110 @@
+#include "trib/cluster/store.h"
+
+#include <thread>
+
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "cluster/store_protocol.h"
+#include "trib/core/error.h"
+#include "trib/net/transport.h"
+
+namespace trib::cluster {
+
+using Clock = std::chrono::steady_clock;
+
+std::string Store::get(const std::string& key, Millis timeout) {
+  auto until = Clock::now() + timeout;
+  for (;;) {
+    if (auto v = try_get(key)) return *v;
+    TRIB_CHECK(Clock::now() < until, Timeout, "rendezvous: key '{}' did not appear within {} ms", key,
+               timeout.count());
+    wait_for_change(until);
+  }
+}
+
+void Store::wait(const std::vector<std::string>& keys, Millis timeout) {
+  auto until = Clock::now() + timeout;
+  for (;;) {
+    std::vector<std::string> missing;
+    for (const auto& k : keys)
+      if (!try_get(k)) missing.push_back(k);
+    if (missing.empty()) return;
+    TRIB_CHECK(Clock::now() < until, Timeout, "rendezvous: still waiting after {} ms for {}",
+               timeout.count(), fmt::join(missing, ", "));
+    wait_for_change(until);
+  }
+}
+
+void Store::wait_for_change(Clock::time_point until) {
+  // Rendezvous is not a hot path: a short poll keeps the protocol stateless.
+  std::this_thread::sleep_until(std::min(until, Clock::now() + Millis(20)));
+}
+
+void MemoryStore::set(const std::string& key, const std::string& value) {
+  {
+    std::lock_guard lock(mu_);
+    values_[key] = value;
+  }
+  changed_.notify_all();
+}
+
+std::optional<std::string> MemoryStore::try_get(const std::string& key) {
+  std::lock_guard lock(mu_);
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::int64_t MemoryStore::add(const std::string& key, std::int64_t delta) {
+  std::int64_t now;
+  {
+    std::lock_guard lock(mu_);
+    std::string& v = values_[key];
+    now = (v.empty() ? 0 : std::stoll(v)) + delta;
+    v = std::to_string(now);
+  }
+  changed_.notify_all();
+  return now;
+}
+
+std::map<std::string, std::string> MemoryStore::scan(const std::string& prefix) {
+  std::lock_guard lock(mu_);
+  std::map<std::string, std::string> out;
+  for (auto it = values_.lower_bound(prefix); it != values_.end() && it->first.starts_with(prefix); ++it)
+    out.insert(*it);
+  return out;
+}
+
+void MemoryStore::wait_for_change(Clock::time_point until) {
+  std::unique_lock lock(mu_);
+  changed_.wait_until(lock, std::min(until, Clock::now() + Millis(100)));
+}
+
+namespace {
+
+nlohmann::json call(net::Connection& c, std::uint32_t method, const nlohmann::json& body) {
+  net::Message m;
+  m.method = method;
+  m.body = body.dump();
+  net::Message reply = c.call(std::move(m));
+  return reply.body.empty() ? nlohmann::json() : nlohmann::json::parse(reply.body);
+}
+
+}  // namespace
+
+void RemoteStore::set(const std::string& key, const std::string& value) {
+  call(*conn_, proto::kStoreSet, {{"key", key}, {"value", value}});
+}
+
+std::optional<std::string> RemoteStore::try_get(const std::string& key) {
+  nlohmann::json r = call(*conn_, proto::kStoreGet, {{"key", key}});
+  if (!r.value("found", false)) return std::nullopt;
+  return r["value"].get<std::string>();
+}
+
+std::int64_t RemoteStore::add(const std::string& key, std::int64_t delta) {
+  return call(*conn_, proto::kStoreAdd, {{"key", key}, {"delta", delta}})["value"].get<std::int64_t>();
+}
+
+}  // namespace trib::cluster
