@@ -1,7 +1,7 @@
 # Every target does its own set-up on a fresh Debian 12 machine (as root, or with sudo).
 BUILD ?= build
 JOBS ?= $(shell nproc)
-CONFIG ?= examples/fashion_mlp.yaml
+CONFIG ?= examples/fashion_ps.yaml
 
 .PHONY: all deps configure build train test bench clean
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +44,7 @@ ChildProcess::ChildProcess(std::string name, const std::vector<std::string>& arg
     ::dup2(fds[1], STDOUT_FILENO);
     ::dup2(fds[1], STDERR_FILENO);
     ::setpgid(0, 0);  // its own group: a terminal's Ctrl-C reaches the launcher only, which forwards it
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a launcher killed outright takes its children along
     ::execve(args[0], args.data(), envp.data());
     const char msg[] = "cannot exec the trib binary\n";
     (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);

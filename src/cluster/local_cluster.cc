@@ -60,6 +60,13 @@ class Supervisor {
     return failed;
   }
 
+  // "ps0 (pid 12), worker0 (pid 13)"
+  std::string describe() const {
+    std::string out;
+    for (const auto& c : children_) out += fmt::format("{}{} (pid {})", out.empty() ? "" : ", ", c->name(), c->pid());
+    return out;
+  }
+
   bool all_exited(const std::string& prefix) const {
     for (const auto& c : children_)
       if (c->name().starts_with(prefix) && !c->exited()) return false;
@@ -109,6 +116,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
         fmt::format("worker{}", i), std::vector<std::string>{o.executable, "worker", "--join", coordinator.address()},
         env));
 
+  fmt::print(o.out, "local cluster: started {}\n", sup.describe());
   for (;;) {
     if (ChildProcess* failed = sup.pump()) {
       fmt::print(o.out, "trib: error: {} (pid {}) {}; stopping the cluster\n", failed->name(), failed->pid(),

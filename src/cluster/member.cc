@@ -1,5 +1,6 @@
 #include "trib/cluster/member.h"
 
+#include <cstdlib>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,13 @@ Member::Member(std::shared_ptr<net::Transport> transport, const std::string& coo
     lost_ = true;
     lost_reason_ = fmt::format("the coordinator at {} was lost: {}", peer.address, reason);
     cv_.notify_all();
+    // Without its coordinator the job cannot finish (nobody would publish, nobody would
+    // stop the servers): a member that has not left stops at once rather than run on alone.
+    if (!left_ && !shutdown_) {
+      fmt::print(stderr, "trib: error: {}; stopping {} {}\n", lost_reason_, m_.role, m_.index);
+      std::fflush(nullptr);
+      std::_Exit(3);
+    }
   };
   auto until = Clock::now() + timeout;
   std::string last_error;
@@ -62,6 +70,7 @@ Member::~Member() {
 }
 
 void Member::leave() {
+  left_ = true;
   net::Message req;
   req.method = proto::kLeave;
   req.body = nlohmann::json{{"role", m_.role}, {"index", m_.index}}.dump();

@@ -36,7 +36,8 @@ class Member {
   Store& store() { return *store_; }
   const std::string& coordinator_address() const { return address_; }
 
-  // Reports a clean finish; after it, losing the connection is not a failure.
+  // Reports a clean finish; after it, losing the connection is not a failure. Before it,
+  // losing the coordinator ends this process (exit code 3): the job cannot go on without it.
   void leave();
   // Waits until the coordinator says the job is over, or its connection is lost (then
   // throws Unavailable naming it), or the timeout passes (returns false).
@@ -52,6 +53,7 @@ class Member {
   std::mutex mu_;
   std::condition_variable cv_;
   std::atomic<bool> shutdown_{false};
+  std::atomic<bool> left_{false};
   bool lost_ = false;
   std::string lost_reason_;
 };

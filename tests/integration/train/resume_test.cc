@@ -31,14 +31,14 @@ TEST(Resume, LossesMatchAnUninterruptedRunStepForStep) {
   std::FILE* quiet = std::fopen("/dev/null", "w");
 
   std::map<std::int64_t, double> uninterrupted;
-  train::TrainerOptions a{small_job(), base / "a", false, false, quiet, {}};
+  train::TrainerOptions a{small_job(), base / "a", false, false, quiet, {}, {}};
   a.on_step = [&](std::int64_t s, double loss) { uninterrupted[s] = loss; };
   train::train(a);
   ASSERT_EQ(uninterrupted.size(), 48u);
 
   // Dies after step 20: the newest checkpoint is the one at step 16.
   std::map<std::int64_t, double> resumed;
-  train::TrainerOptions b{small_job(), base / "b", false, false, quiet, {}};
+  train::TrainerOptions b{small_job(), base / "b", false, false, quiet, {}, {}};
   bool crashed = false;
   b.on_step = [&](std::int64_t s, double loss) {
     resumed[s] = loss;

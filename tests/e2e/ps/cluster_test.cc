@@ -1,0 +1,153 @@
+// Local clusters as a user runs them: `trib train` with a cluster section starts a
+// coordinator, parameter servers and workers as processes on loopback.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "trib/cluster/child_process.h"
+
+namespace trib {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+const std::string kPs = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml";
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("trib_cluster_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+// Runs `trib ARGS...`, collecting output; `on_line` may act on each line as it comes.
+struct TribRun {
+  int exit_code = -1;
+  std::string output;
+};
+TribRun run(std::vector<std::string> args, std::chrono::seconds limit,
+        const std::function<void(const std::string&, cluster::ChildProcess&)>& on_line = {}) {
+  args.insert(args.begin(), TRIB_BINARY);
+  cluster::ChildProcess p("trib", args, {});
+  TribRun r;
+  auto until = Clock::now() + limit;
+  while (!(p.poll_exit() && p.output_closed())) {
+    for (const std::string& line : p.read_lines()) {
+      r.output += line + "\n";
+      if (on_line) on_line(line, p);
+    }
+    if (on_line) on_line("", p);  // a tick, for callbacks that watch files rather than lines
+    if (Clock::now() > until) {
+      p.signal(SIGKILL);
+      ADD_FAILURE() << "trib did not finish within " << limit.count() << " s\n" << r.output;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (const std::string& line : p.read_lines()) r.output += line + "\n";
+  r.exit_code = p.succeeded() ? 0 : (WIFEXITED(*p.poll_exit()) ? WEXITSTATUS(*p.poll_exit()) : 128);
+  return r;
+}
+
+double final_accuracy(const std::string& output) {
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(output, m, std::regex("done: test accuracy ([0-9.]+)"))) << output;
+  return m.empty() ? 0 : std::stod(m[1]);
+}
+
+// The step of the newest published checkpoint, or -1.
+int newest_checkpoint(const fs::path& run_dir) {
+  int newest = -1;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(run_dir / "checkpoints", ec))
+    if (e.path().filename().string().starts_with("ckpt-") && fs::exists(e.path() / "manifest.json"))
+      newest = std::max(newest, std::stoi(e.path().filename().string().substr(5)));
+  return newest;
+}
+
+const std::vector<std::string> kQuick = {"--set", "threads.intra=1", "--set", "training.train_metrics=false"};
+
+std::vector<std::string> args(std::vector<std::string> a) {
+  a.insert(a.end(), kQuick.begin(), kQuick.end());
+  return a;
+}
+
+TEST(LocalCluster, AsyncTrainsToAccuracyAndTearsDownCleanly) {
+  fs::path out = fresh_dir("async");
+  TribRun r = run(args({"train", kPs, "--output", out.string(), "--set", "training.epochs=8"}), std::chrono::seconds(240));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[ps0] ps 0 serving"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[worker1] step"), std::string::npos) << "merged logs with a role prefix";
+  EXPECT_NE(r.output.find("max/mean load"), std::string::npos) << "the placement table";
+  EXPECT_NE(r.output.find("staleness histogram"), std::string::npos);
+  EXPECT_NE(r.output.find("every process finished"), std::string::npos);
+  EXPECT_GE(final_accuracy(r.output), 0.88);
+  fs::remove_all(out);
+}
+
+TEST(LocalCluster, BoundedStalenessTrainsToAccuracy) {
+  fs::path out = fresh_dir("bounded");
+  TribRun r = run(args({"train", kPs, "--output", out.string(), "--set", "training.epochs=8", "--set",
+                    "strategy.mode=bounded", "--set", "strategy.staleness=2", "--set", "cluster.ps=2", "--set",
+                    "strategy.placement=partitioned", "--set", "strategy.partition_bytes=65536"}),
+              std::chrono::seconds(240));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GE(final_accuracy(r.output), 0.88);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("max clock gap ([0-9]+)"))) << r.output;
+  EXPECT_LE(std::stoi(m[1]), 2);
+  // Sharded checkpoint: each server wrote its own shard.
+  bool ps0 = false, ps1 = false;
+  for (auto& e : fs::recursive_directory_iterator(out / "checkpoints")) {
+    ps0 |= e.path().filename() == "ps-0.safetensors";
+    ps1 |= e.path().filename() == "ps-1.safetensors";
+  }
+  EXPECT_TRUE(ps0 && ps1) << "every server writes its own checkpoint shard";
+  fs::remove_all(out);
+}
+
+TEST(LocalCluster, AKilledWorkerStopsTheJobNamingIt) {
+  fs::path out = fresh_dir("killed");
+  bool killed = false;
+  TribRun r = run(args({"train", kPs, "--output", out.string()}), std::chrono::seconds(120),
+              [&](const std::string& line, cluster::ChildProcess&) {
+                std::smatch m;
+                static std::string pid;
+                if (std::regex_search(line, m, std::regex("worker1 \\(pid ([0-9]+)\\)"))) pid = m[1];
+                if (!killed && !pid.empty() && line.find("[worker1] step") != std::string::npos) {
+                  ::kill(std::stoi(pid), SIGKILL);
+                  killed = true;
+                }
+              });
+  ASSERT_TRUE(killed) << r.output;
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("worker1"), std::string::npos);
+  EXPECT_NE(r.output.find("was killed by signal 9"), std::string::npos) << r.output;
+  fs::remove_all(out);
+}
+
+TEST(LocalCluster, AJobKilledMidTrainingResumesFromItsCheckpoint) {
+  fs::path out = fresh_dir("resume");
+  bool killed = false;
+  TribRun first = run(args({"train", kPs, "--output", out.string(), "--set", "training.checkpoint_every=40"}),
+                  std::chrono::seconds(120), [&](const std::string&, cluster::ChildProcess& p) {
+                    if (!killed && newest_checkpoint(out) >= 80) {
+                      p.signal(SIGKILL);  // the launcher; its children follow it
+                      killed = true;
+                    }
+                  });
+  ASSERT_TRUE(killed) << first.output;
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  TribRun second = run(args({"train", kPs, "--resume", out.string(), "--set", "training.epochs=1"}), std::chrono::seconds(120));
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(second.output, m, std::regex("at step ([0-9]+)"))) << second.output;
+  EXPECT_GE(std::stoi(m[1]), 80);
+  fs::remove_all(out);
+}
+
+}  // namespace
+}  // namespace trib

@@ -1,0 +1,147 @@
+// Parameter-server training with every role as a thread of this process, over the
+// in-process transport: synchronous training equals single-process training at the global
+// batch, and bounded staleness holds its bound.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "trib/config/job_config.h"
+#include "trib/net/inproc_transport.h"
+#include "trib/net/net_context.h"
+#include "trib/ps/ps_server.h"
+#include "trib/ps/strategy_ps.h"
+#include "trib/train/trainer.h"
+
+namespace trib::ps {
+namespace {
+
+namespace fs = std::filesystem;
+
+config::JobConfig job(std::int64_t batch, std::int64_t steps, std::vector<std::string> extra = {}) {
+  std::vector<std::string> o = {"data.train_subset=1024", "data.test_subset=200", "training.steps=" + std::to_string(steps),
+                                "training.batch=" + std::to_string(batch), "training.train_metrics=false",
+                                "threads.intra=1", "optimizer.name=sgd", "optimizer.lr=0.1", "schedule.name=constant",
+                                "data.prefetch=0"};
+  o.insert(o.end(), extra.begin(), extra.end());
+  return config::load_job_config(std::string(TRIB_SOURCE_DIR) + "/examples/fashion_mlp.yaml", o);
+}
+
+std::vector<VariableInfo> variables() {
+  return {{"dense_1/w", Shape{784, 256}}, {"dense_1/b", Shape{256}}, {"dense_2/w", Shape{256, 128}},
+          {"dense_2/b", Shape{128}},      {"dense_3/w", Shape{128, 10}}, {"dense_3/b", Shape{10}}};
+}
+
+// Servers and workers in one process.
+struct ThreadCluster {
+  std::shared_ptr<net::InProcHub> hub = std::make_shared<net::InProcHub>();
+  net::ClusterSecret secret = net::ClusterSecret::generate();
+  std::vector<std::unique_ptr<PsServer>> servers;
+  std::vector<std::unique_ptr<net::Listener>> listeners;
+  std::vector<std::shared_ptr<net::Transport>> transports;
+
+  std::shared_ptr<net::Transport> transport(const std::string& role, int index) {
+    auto t = std::make_shared<net::InProcTransport>(net::NetContext::create(secret, {role, index, ""}), hub);
+    transports.push_back(t);
+    return t;
+  }
+
+  ThreadCluster(int num_ps, int workers, Mode mode, int staleness, const std::string& placement) {
+    Placement p = place(variables(), num_ps, parse_placement(placement), 64 << 10);
+    for (int i = 0; i < num_ps; ++i) {
+      servers.push_back(std::make_unique<PsServer>(PsServerOptions{
+          i, workers, mode, staleness, 0, variables(), p, make_optimizer({.name = "sgd", .lr = 0.1f})}));
+      PsServer* s = servers.back().get();
+      listeners.push_back(transport("ps", i)->listen(
+          "ps" + std::to_string(i) + ":1", {[s](net::Message m, const net::PeerIdentity& f) { return s->handle(std::move(m), f); }}));
+    }
+    placement_ = p;
+  }
+
+  train::TrainerOptions worker(const config::JobConfig& j, int index, int workers, Mode mode, const fs::path& out,
+                               std::FILE* log) {
+    train::TrainerOptions o{j, out, false, false, log, {}, {}};
+    o.distribution.worker_index = index;
+    o.distribution.workers = workers;
+    auto t = transport("worker", index);
+    std::vector<std::shared_ptr<net::Connection>> conns;
+    for (std::size_t p = 0; p < servers.size(); ++p) conns.push_back(t->connect("ps" + std::to_string(p) + ":1"));
+    Placement placement = placement_;
+    o.distribution.make_update = [=](const std::vector<std::string>&, std::shared_ptr<const Optimizer> opt,
+                                     std::shared_ptr<const Schedule> schedule) {
+      PsUpdateOptions po;
+      po.worker_index = index;
+      po.workers = workers;
+      po.mode = mode;
+      po.variables = variables();
+      po.placement = placement;
+      po.servers = conns;
+      po.optimizer = opt;
+      po.schedule = schedule;
+      return std::make_unique<PsUpdate>(po);
+    };
+    return o;
+  }
+  Placement placement_;
+};
+
+fs::path temp(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("trib_ps_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+TEST(PsThreads, SyncWithNWorkersEqualsOneProcessAtNTimesTheBatch) {
+  const int n = 2, b = 32, steps = 12;
+  std::FILE* quiet = std::fopen("/dev/null", "w");
+  fs::path base = temp("sync");
+
+  std::map<std::int64_t, double> single;
+  train::TrainerOptions one{job(n * b, steps), base / "single", false, false, quiet, {}, {}};
+  one.on_step = [&](std::int64_t s, double loss) { single[s] = loss; };
+  train::train(one);
+
+  ThreadCluster cluster(2, n, Mode::sync, 1, "partitioned");
+  std::mutex mu;
+  std::map<std::int64_t, double> summed;
+  std::vector<std::thread> workers;
+  for (int w = 0; w < n; ++w) {
+    train::TrainerOptions o = cluster.worker(job(b, steps), w, n, Mode::sync, base / "cluster", quiet);
+    o.on_step = [&](std::int64_t s, double loss) {
+      std::lock_guard lock(mu);
+      summed[s] += loss / n;
+    };
+    workers.emplace_back([o] { train::train(o); });
+  }
+  for (auto& t : workers) t.join();
+  ASSERT_EQ(summed.size(), single.size());
+  for (auto& [s, loss] : single) EXPECT_NEAR(summed[s], loss, 1e-4 * (1 + loss)) << "step " << s;
+  std::fclose(quiet);
+  fs::remove_all(base);
+}
+
+TEST(PsThreads, BoundedStalenessNeverExceedsTheBound) {
+  const int n = 3, staleness = 2, steps = 30;
+  std::FILE* quiet = std::fopen("/dev/null", "w");
+  fs::path base = temp("bounded");
+  ThreadCluster cluster(1, n, Mode::bounded, staleness, "greedy");
+  std::vector<std::thread> workers;
+  for (int w = 0; w < n; ++w) {
+    train::TrainerOptions o = cluster.worker(job(32, steps), w, n, Mode::bounded, base, quiet);
+    if (w == 2)  // a straggler: the others must wait for it
+      o.on_step = [](std::int64_t, double) { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
+    workers.emplace_back([o] { train::train(o); });
+  }
+  for (auto& t : workers) t.join();
+  PsStats s = cluster.servers[0]->stats();
+  EXPECT_LE(s.max_clock_gap, staleness);
+  EXPECT_GT(s.max_clock_gap, 0) << "the fast workers did run ahead";
+  EXPECT_EQ(s.applied, static_cast<std::uint64_t>(n * steps));
+  std::fclose(quiet);
+  fs::remove_all(base);
+}
+
+}  // namespace
+}  // namespace trib::ps
