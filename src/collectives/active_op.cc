@@ -77,6 +77,10 @@ void ActiveOp::wait_served(std::uint64_t expected) {
 Failure ActiveOp::classify(const std::exception& e, int peer) const {
   auto conn = core_.peer(peer);
   if (!conn || !conn->is_open()) {
+    if (core_.has_left(peer)) {
+      return {FailureKind::unavailable,
+              fmt::format("{} has left the group (it closed its group before this operation)", core_.describe(peer))};
+    }
     std::string why = conn ? conn->close_reason() : std::string(e.what());
     return {FailureKind::unavailable, fmt::format("{} is unreachable: {}", core_.describe(peer), why)};
   }

@@ -102,6 +102,7 @@ void Group::connect_lower_ranks() {
 }
 
 Group::~Group() {
+  core_->leave(std::chrono::milliseconds(1000));
   core_->shut_down();
   listener_.reset();  // closes the accepted connections and joins their threads
 }

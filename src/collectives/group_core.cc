@@ -55,6 +55,7 @@ void GroupCore::configure(const GroupOptions& o) {
     addresses_ = o.addresses;
     peers_.assign(static_cast<std::size_t>(o.size), nullptr);
     identities_.assign(static_cast<std::size_t>(o.size), net::PeerIdentity{});
+    left_.assign(static_cast<std::size_t>(o.size), false);
     configured_ = true;
   }
   cv_.notify_all();
@@ -114,6 +115,33 @@ std::vector<int> GroupCore::wait_for_higher_ranks(Clock::time_point deadline) {
   return missing();
 }
 
+void GroupCore::leave(std::chrono::milliseconds timeout) {
+  if (failure()) return;  // the peers are failing anyway; do not wait on them
+  Request bye;
+  bye.family = Family::leave;
+  bye.from = rank_;
+  bye.generation = generation_;
+  std::vector<std::future<net::Message>> acks;
+  for (int p = 0; p < size_; ++p) {
+    auto conn = p == rank_ ? nullptr : peer(p);
+    if (!conn || !conn->is_open()) continue;
+    net::RequestOptions ro;
+    ro.timeout = timeout;
+    try {
+      acks.push_back(conn->request(net::Message{kCollectiveMethod, encode(bye), Tensor()}, ro));
+    } catch (const std::exception&) {
+      // Already gone.
+    }
+  }
+  for (auto& a : acks) {
+    try {
+      a.get();
+    } catch (const std::exception&) {
+      // A peer that cannot take note will see a close; nothing more to do about it here.
+    }
+  }
+}
+
 void GroupCore::shut_down() {
   std::vector<std::shared_ptr<net::Connection>> peers;
   {
@@ -142,6 +170,11 @@ std::string GroupCore::describe(int rank) const {
   return fmt::format("rank {} ({} {} at {})", rank, id.role, id.index, at);
 }
 
+bool GroupCore::has_left(int rank) const {
+  std::lock_guard lock(mu_);
+  return left_[static_cast<std::size_t>(rank)];
+}
+
 int GroupCore::rank_of_address(const std::string& address) const {
   auto it = accepted_.find(address);
   return it == accepted_.end() ? -1 : it->second;
@@ -164,6 +197,11 @@ net::Message GroupCore::handle(net::Message message, const net::PeerIdentity& fr
     TRIB_CHECK(r.generation == generation_, InvalidArgument,
                "a request of group generation {} from rank {} was refused by generation {}",
                r.generation, r.from, generation_);
+  }
+  if (r.family == Family::leave) {
+    std::lock_guard lock(mu_);
+    left_[static_cast<std::size_t>(rank)] = true;
+    return {};
   }
   if (r.family == Family::abort) {
     std::string reason = r.text;
@@ -268,6 +306,7 @@ void GroupCore::on_close(const net::PeerIdentity& peer, std::string_view reason,
     if (shutting_down_) return;
     if (rank < 0) rank = rank_of_address(peer.address);
     if (rank < 0) return;  // closed before its hello: formation reports it
+    if (left_[static_cast<std::size_t>(rank)]) return;  // done with the group: a request to it will say so
   }
   fail(Failure{FailureKind::unavailable, fmt::format("{} is unreachable: {}", describe(rank), reason)});
 }

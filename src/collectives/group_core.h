@@ -82,6 +82,9 @@ class GroupCore : public std::enable_shared_from_this<GroupCore> {
   void add_peer(int rank, std::shared_ptr<net::Connection> connection);
   // Ranks above ours that have not said hello by `deadline`; empty when all have.
   std::vector<int> wait_for_higher_ranks(Clock::time_point deadline);
+  // Tells every peer that this rank is done (so that its connections closing is not taken
+  // for a crash), waiting at most `timeout` for them to take note.
+  void leave(std::chrono::milliseconds timeout);
   // The group is going away: fail what runs, ignore closes, close every connection.
   void shut_down();
 
@@ -91,6 +94,8 @@ class GroupCore : public std::enable_shared_from_this<GroupCore> {
   std::chrono::milliseconds op_timeout() const { return op_timeout_; }
   std::shared_ptr<net::Connection> peer(int rank) const;
   std::string describe(int rank) const;
+  // Whether `rank` said it is done with the group (its connection then closes normally).
+  bool has_left(int rank) const;
 
   // ---- operations (active_op.cc) ----
   std::shared_ptr<OpState> begin(OpSpec spec, std::shared_ptr<OpServer> server, Clock::time_point deadline);
@@ -139,6 +144,7 @@ class GroupCore : public std::enable_shared_from_this<GroupCore> {
   net::Listener* listener_ = nullptr;
   std::vector<std::shared_ptr<net::Connection>> peers_;
   std::vector<net::PeerIdentity> identities_;
+  std::vector<bool> left_;  // peers that said they are done with the group
   std::map<std::string, int> accepted_;  // peer address of an accepted connection -> rank
 
   std::uint64_t last_seq_ = 0;

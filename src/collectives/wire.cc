@@ -46,6 +46,7 @@ std::string_view family_name(Family family) {
     case Family::broadcast: return "broadcast";
     case Family::allgather: return "allgather";
     case Family::barrier: return "barrier";
+    case Family::leave: return "leave";
   }
   return "unknown";
 }
@@ -88,7 +89,7 @@ Request decode(std::string_view body) {
   TRIB_CHECK(version == kWireVersion, InvalidArgument,
              "collective request of wire version {}, expected {}", version, kWireVersion);
   auto family = in.get<std::uint8_t>();
-  TRIB_CHECK(family >= 1 && family <= 6, InvalidArgument, "unknown collective family {}", family);
+  TRIB_CHECK(family >= 1 && family <= 7, InvalidArgument, "unknown collective family {}", family);
   r.family = static_cast<Family>(family);
   auto algorithm = in.get<std::uint8_t>();
   TRIB_CHECK(algorithm <= 5, InvalidArgument, "unknown collective algorithm {}", algorithm);

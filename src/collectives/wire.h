@@ -24,6 +24,7 @@ enum class Family : std::uint8_t {
   broadcast = 4,
   allgather = 5,
   barrier = 6,
+  leave = 7,  // "I am done with the group": my connections closing next is not a failure
 };
 std::string_view family_name(Family family);
 
