@@ -1,7 +1,14 @@
 #include "app/cluster_roles.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 
+#include "trib/cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
 #include "trib/engine/context.h"
@@ -53,37 +60,94 @@ std::shared_ptr<net::Transport> transport_for(const std::string& role, const Rol
   return std::make_shared<net::TcpTransport>(ctx);
 }
 
+// Joins the coordinator, trying until --timeout; no single attempt may outlast it either.
+std::unique_ptr<cluster::Member> join(const std::string& role, const RoleArgs& args) {
+  TRIB_CHECK(args.timeout_s > 0, InvalidArgument, "--timeout must be at least 1 second, got {}", args.timeout_s);
+  std::chrono::milliseconds timeout = std::chrono::seconds(args.timeout_s);
+  net::NetOptions bootstrap;
+  bootstrap.connect_timeout = std::min(bootstrap.connect_timeout, timeout);
+  bootstrap.handshake_timeout = std::min(bootstrap.handshake_timeout, timeout);
+  auto member = std::make_unique<cluster::Member>(transport_for(role, args, bootstrap), args.join, role, timeout);
+  const cluster::Membership& m = member->membership();
+  // A launch whose split disagrees with the job would leave roles waiting for each other;
+  // leaving now makes the coordinator stop the job and tell everyone.
+  TRIB_CHECK(args.expected_ps < 0 || (m.ps == args.expected_ps && m.workers == args.expected_workers),
+             InvalidArgument,
+             "this launch makes {} parameter server(s) and {} worker(s) (--ps {}), but the job at {} has {} and {}",
+             args.expected_ps, args.expected_workers, args.expected_ps, args.join, m.ps, m.workers);
+  return member;
+}
+
+bool is_wildcard(const std::string& host) { return host.empty() || host == "0.0.0.0" || host == "::"; }
+
+std::string host_port(const std::string& host, int port) {
+  return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
+}
+
+// The host other roles should dial. A concrete bind address is it; a wildcard one (0.0.0.0
+// in a container or on a multi-homed host) says where to listen, not where to be reached,
+// so take the local address this host uses to reach the coordinator: the kernel picks it
+// when a UDP socket is connected there, and connecting a UDP socket sends nothing.
+std::string reachable_host(const std::string& bind_host, const std::string& coordinator) {
+  if (!is_wildcard(bind_host)) return bind_host;
+  auto colon = coordinator.rfind(':');
+  std::string host = coordinator.substr(0, colon), port = coordinator.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  TRIB_CHECK(getaddrinfo(host.c_str(), port.c_str(), &hints, &found) == 0 && found != nullptr, Unavailable,
+             "cannot resolve the coordinator's address {}", coordinator);
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(found, freeaddrinfo);
+  int fd = ::socket(found->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_storage local{};
+  socklen_t len = sizeof local;
+  bool ok = fd >= 0 && ::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0;
+  if (fd >= 0) ::close(fd);
+  TRIB_CHECK(ok, Unavailable, "cannot tell which local address reaches the coordinator at {}: pass --bind ADDRESS",
+             coordinator);
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* raw = local.ss_family == AF_INET6 ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr)
+                                                : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr);
+  ::inet_ntop(local.ss_family, raw, text, sizeof text);
+  return text;
+}
+
 }  // namespace
 
 int run_ps_role(const RoleArgs& args) {
-  net::NetOptions bootstrap;
-  bootstrap.bind_host = args.bind_host;
-  auto transport = transport_for("ps", args, bootstrap);
-  cluster::Member member(transport, args.join, "ps", 60s);
-  const cluster::Membership& m = member.membership();
+  std::unique_ptr<cluster::Member> member = join("ps", args);
+  const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
   std::vector<ps::VariableInfo> vars = trainable_variables(job);
   ps::PsServer server({m.index, m.workers, ps::parse_mode(job.strategy.mode), job.strategy.staleness,
                        job.strategy.backup_workers, vars, placement_for(job, vars), make_optimizer(job.optimizer)});
-  auto serving = transport_for("ps", args, net_options(job.cluster));
+  // Pushed gradients are received into recycled buffers: no page faults per step.
+  auto receive_pool = std::make_shared<PoolAllocator>();
+  net::NetOptions serving_options = net_options(job.cluster);
+  serving_options.allocator = receive_pool.get();
+  auto serving = transport_for("ps", args, serving_options);
   net::Handlers h;
   h.on_request = [&server](net::Message req, const net::PeerIdentity& from) { return server.handle(std::move(req), from); };
-  auto listener = serving->listen(job.cluster.bind_host + ":0", std::move(h));
-  member.store().set(fmt::format("ps/{}/address", m.index), listener->address());
-  fmt::print("ps {} serving at {} ({} mode)\n", m.index, listener->address(), job.strategy.mode);
+  // With a static spec, server i listens on the port its entry lists; else any free port.
+  std::string bind = args.bind_host.empty() ? job.cluster.bind_host : args.bind_host;
+  bool listed = job.cluster.has_spec && m.index < static_cast<int>(job.cluster.spec.ps.size());
+  auto listener = serving->listen(host_port(bind, listed ? job.cluster.spec.ps[m.index].port : 0), std::move(h));
+  std::string bound = listener->address();
+  std::string address = host_port(reachable_host(bind, args.join), std::stoi(bound.substr(bound.rfind(':') + 1)));
+  member->store().set(fmt::format("ps/{}/address", m.index), address);
+  fmt::print("ps {} serving at {} ({} mode)\n", m.index, address, job.strategy.mode);
   std::fflush(stdout);
-  while (!member.wait_for_shutdown(1s)) {
+  while (!member->wait_for_shutdown(1s)) {
   }
-  member.leave();
+  member->leave();
   return 0;
 }
 
 int run_worker_role(const RoleArgs& args) {
-  net::NetOptions bootstrap;
-  bootstrap.bind_host = args.bind_host;
-  auto transport = transport_for("worker", args, bootstrap);
-  cluster::Member member(transport, args.join, "worker", 60s);
-  const cluster::Membership& m = member.membership();
+  std::unique_ptr<cluster::Member> member = join("worker", args);
+  const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
 
   train::TrainerOptions o;
@@ -100,7 +164,7 @@ int run_worker_role(const RoleArgs& args) {
     ps::Placement placement = placement_for(job, vars);
     if (m.index == 0) fmt::print("placement ({}):\n{}\n", job.strategy.placement, placement.table(vars));
     for (int p = 0; p < m.ps; ++p) {
-      std::string address = member.store().get(fmt::format("ps/{}/address", p), std::chrono::seconds(job.cluster.join_timeout_s));
+      std::string address = member->store().get(fmt::format("ps/{}/address", p), std::chrono::seconds(job.cluster.join_timeout_s));
       servers.push_back(data_plane->connect(address));
     }
     o.distribution.make_update = [&, vars, placement](const std::vector<std::string>&, std::shared_ptr<const Optimizer> opt,
@@ -121,8 +185,22 @@ int run_worker_role(const RoleArgs& args) {
     throw InvalidArgument(fmt::format("strategy '{}' is not available to cluster workers yet", job.strategy.name));
   }
   train::train(o);
-  member.leave();
+  member->leave();
   return 0;
+}
+
+int run_node_role(const NodeArgs& args) {
+  cluster::LauncherRank r = cluster::launcher_rank();
+  TRIB_CHECK(args.ps >= 0 && args.ps < r.size, InvalidArgument,
+             "--ps {} leaves no workers among the {} processes of this launch ({}={})", args.ps, r.size,
+             r.size_variable, r.size);
+  bool server = r.rank < args.ps;
+  fmt::print("node: rank {} of {} ({}) is a {}\n", r.rank, r.size, r.launcher, server ? "parameter server" : "worker");
+  std::fflush(stdout);
+  RoleArgs role = args.role;
+  role.expected_ps = args.ps;
+  role.expected_workers = r.size - args.ps;
+  return server ? run_ps_role(role) : run_worker_role(role);
 }
 
 }  // namespace trib::app

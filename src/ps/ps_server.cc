@@ -27,6 +27,7 @@ PsServer::PsServer(PsServerOptions options) : o_(std::move(options)) {
   values_ = Tensor::zeros(DType::f32, Shape{flat_elements_});
   accumulator_ = Tensor::zeros(DType::f32, Shape{flat_elements_});
   clocks_.assign(o_.workers, 0);
+  pool_ = std::make_shared<PoolAllocator>();
 }
 
 net::Message PsServer::handle(net::Message m, const net::PeerIdentity& from) {
@@ -111,7 +112,7 @@ net::Message PsServer::pull(const net::Message& m) {
   if (o_.mode == Mode::bounded && step >= 0) stats_.max_clock_gap = std::max(stats_.max_clock_gap, step - min_clock());
   net::Message r;
   r.body = json{{"ready", true}, {"version", version_}, {"step", start_step_}}.dump();
-  r.tensor = values_.clone();
+  r.tensor = values_.clone(pool_.get());  // a snapshot; pooled, so no page faults per pull
   stats_.bytes_out += r.tensor.nbytes();
   return r;
 }
@@ -129,7 +130,9 @@ net::Message PsServer::push(const net::Message& m) {
   switch (o_.mode) {
     case Mode::async:
     case Mode::bounded:
-      apply_gradients(m.tensor.data<float>(), m.body, lr, pulled);
+      TRIB_CHECK(m.tensor.defined() && m.tensor.dtype() == DType::f32, InvalidArgument,
+                 "ps {}: a push from worker {} carries no f32 gradients", o_.index, worker);
+      apply_gradients(m.tensor, m.body, lr, pulled);
       break;
     case Mode::sync: {
       if (step - start_step_ < version_) {  // this step was already applied without it
@@ -144,7 +147,7 @@ net::Message PsServer::push(const net::Message& m) {
       if (++contributions_ == o_.workers - o_.backup_workers) {
         float inv = 1.0f / static_cast<float>(contributions_);
         for (std::int64_t i = 0; i < flat_elements_; ++i) acc[i] *= inv;
-        apply_gradients(acc, "{}", lr, version_);
+        apply_gradients(accumulator_, "{}", lr, version_);
         accumulator_.fill(0.0f);
         contributions_ = 0;
       }
@@ -175,7 +178,7 @@ net::Message PsServer::push(const net::Message& m) {
   return reply;
 }
 
-void PsServer::apply_gradients(const float* flat, const std::string& body_text, float lr,
+void PsServer::apply_gradients(const Tensor& flat, const std::string& body_text, float lr,
                                std::int64_t pulled_version) {
   json body = json::parse(body_text);
   const json* sparse = body.contains("sparse") ? &body["sparse"] : nullptr;
@@ -198,13 +201,11 @@ void PsServer::apply_gradients(const float* flat, const std::string& body_text, 
       std::vector<std::int64_t> row_dims = slice_shape.dims();
       row_dims[0] = n;
       Tensor rows = Tensor::empty(DType::f32, Shape(row_dims));
-      std::memcpy(rows.raw_data(), flat + sparse_offset, rows.nbytes());
+      std::memcpy(rows.raw_data(), flat.data<float>() + sparse_offset, rows.nbytes());
       sparse_offset += rows.numel();
       if (n > 0) o_.optimizer->apply_sparse(s.key(), param, rows, idx, slots_, lr);
     } else {
-      Tensor grad = Tensor::empty(DType::f32, slice_shape);
-      std::memcpy(grad.raw_data(), flat + dense_offset, grad.nbytes());
-      o_.optimizer->apply(s.key(), param, grad, slots_, lr);
+      o_.optimizer->apply(s.key(), param, flat.view(dense_offset, slice_shape), slots_, lr);
       dense_offset += s.elements;
     }
     value_offset += s.elements;

@@ -19,6 +19,11 @@ PsUpdate::PsUpdate(PsUpdateOptions options) : o_(std::move(options)) {
              "{} server connections for a placement over {} servers", o_.servers.size(), o_.placement.num_ps);
   for (int p = 0; p < o_.placement.num_ps; ++p) slices_.push_back(o_.placement.slices_of(p));
   versions_.assign(o_.servers.size(), 0);
+  for (const auto& slices : slices_) {
+    std::int64_t n = 0;
+    for (const Slice& s : slices) n += s.elements;
+    pull_buffers_.push_back(Tensor::empty(DType::f32, Shape{n}));
+  }
   if (o_.mode == Mode::averaging) {
     std::vector<std::string> names;
     for (const auto& v : o_.variables) names.push_back(v.name);
@@ -116,8 +121,12 @@ std::int64_t PsUpdate::pull_all(std::int64_t step, VariableStore& vars) {
   std::size_t remaining = o_.servers.size();
   while (remaining > 0) {
     std::vector<std::future<net::Message>> replies(o_.servers.size());
-    for (std::size_t p = 0; p < o_.servers.size(); ++p)
-      if (!done[p]) replies[p] = o_.servers[p]->request({proto::kPull, json{{"step", step}, {"worker", o_.worker_index}}.dump(), Tensor()});
+    for (std::size_t p = 0; p < o_.servers.size(); ++p) {
+      if (done[p]) continue;
+      net::RequestOptions ro;
+      ro.reply_into = pull_buffers_[p];  // received in place, no allocation per step
+      replies[p] = o_.servers[p]->request({proto::kPull, json{{"step", step}, {"worker", o_.worker_index}}.dump(), Tensor()}, ro);
+    }
     for (std::size_t p = 0; p < o_.servers.size(); ++p) {
       if (done[p]) continue;
       net::Message r = replies[p].get();

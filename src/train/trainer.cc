@@ -148,6 +148,8 @@ RunSummary train(const TrainerOptions& options) {
   summary.images_per_s = summary.wall_s > 0 ? images / summary.wall_s : 0;
   if (std::string report = update->report(); !report.empty()) progress.message(report);
   if (chief) progress.summary(summary);
+  if (dist.workers > 1)  // each worker's own rate, for whoever adds them up (bench/ps_bench)
+    progress.message(fmt::format("worker {} throughput: {:.0f} images/s", dist.worker_index, summary.images_per_s));
   return summary;
 }
 

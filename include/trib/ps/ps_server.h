@@ -59,7 +59,7 @@ class PsServer {
   net::Message pull(const net::Message& m);
   net::Message push(const net::Message& m);
   net::Message save(const std::string& dir);
-  void apply_gradients(const float* flat, const std::string& body_meta, float lr, std::int64_t pulled_version);
+  void apply_gradients(const Tensor& flat, const std::string& body_meta, float lr, std::int64_t pulled_version);
   void record_staleness(std::int64_t updates);
   std::int64_t min_clock() const;
 
@@ -79,6 +79,7 @@ class PsServer {
   int contributions_ = 0;
   std::int64_t round_ = 0;
   PsStats stats_;
+  std::shared_ptr<PoolAllocator> pool_;  // pull snapshots
 };
 
 }  // namespace trib::ps

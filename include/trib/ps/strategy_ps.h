@@ -49,6 +49,7 @@ class PsUpdate final : public train::UpdateStrategy {
   PsUpdateOptions o_;
   std::vector<std::vector<Slice>> slices_;  // per server
   std::vector<std::int64_t> versions_;      // per server: version of the last pull
+  std::vector<Tensor> pull_buffers_;        // per server: where pulled values arrive
   std::unique_ptr<train::LocalUpdate> local_;  // averaging mode
   std::string report_;
 };

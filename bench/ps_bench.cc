@@ -1,0 +1,170 @@
+// Parameter-server benchmarks, ours beside the peer in the same run:
+//   bench=ps: one server and two workers on loopback pushing gradients and pulling values of
+//     a 16 MiB variable as fast as they can (async SGD); bytes in plus bytes out per second,
+//     beside iperf3's single-stream loopback figure.
+//   bench=ps_train: images/s of 2 workers x 1 thread with 1 server (sync and async), against
+//     the ideal (two independent single-process trainings at once) and the peer (two
+//     torch_peer.py --threads 1 processes at once).
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ps/ps_protocol.h"
+#include "trib/net/net_context.h"
+#include "trib/net/tcp_transport.h"
+#include "trib/optim/optimizer_config.h"
+#include "trib/ps/ps_server.h"
+
+namespace {
+
+using namespace trib;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+std::string run_capture(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+double sum_matches(const std::string& text, const std::string& pattern) {
+  double total = 0;
+  std::regex re(pattern);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
+    total += std::stod((*it)[1]);
+  return total;
+}
+
+std::optional<double> iperf3_bytes_per_s(int port, double seconds) {
+  if (std::system("iperf3 --version >/dev/null 2>&1") != 0) return std::nullopt;
+  std::system(fmt::format("iperf3 -s -1 -p {} >/dev/null 2>&1 &", port).c_str());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::string json = run_capture(fmt::format("iperf3 -c 127.0.0.1 -p {} -t {:.0f} -J 2>/dev/null", port, seconds));
+  try {
+    auto j = nlohmann::json::parse(json);
+    return j["end"]["sum_received"]["bits_per_second"].get<double>() / 8;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+double ps_throughput(double seconds) {
+  const std::int64_t n = 4 << 20;  // 16 MiB of f32
+  std::vector<ps::VariableInfo> vars{{"w", Shape{n}}};
+  ps::Placement placement = ps::place(vars, 1, ps::PlacementStrategy::greedy, 1 << 30);
+  ps::PsServer server({0, 2, ps::Mode::async, 2, 0, vars, placement, make_optimizer({.name = "sgd", .lr = 1e-6f})});
+  auto secret = net::ClusterSecret::generate();
+  auto serving = std::make_shared<net::TcpTransport>(net::NetContext::create(secret, {"ps", 0, ""}));
+  auto listener = serving->listen("127.0.0.1:0", {[&](net::Message m, const net::PeerIdentity& f) { return server.handle(std::move(m), f); }});
+  {
+    auto t = std::make_shared<net::TcpTransport>(net::NetContext::create(secret, {"worker", 0, ""}));
+    t->connect(listener->address())->call({ps::proto::kInit, R"({"step":0})", Tensor::zeros(DType::f32, Shape{n})});
+  }
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<bool> stop{false};
+  auto worker = [&](int w) {
+    auto t = std::make_shared<net::TcpTransport>(net::NetContext::create(secret, {"worker", w, ""}));
+    auto c = t->connect(listener->address());
+    Tensor grad = Tensor::full(Shape{n}, 1.0f);
+    Tensor into = Tensor::empty(DType::f32, Shape{n});
+    for (std::int64_t step = 0; !stop; ++step) {
+      c->call({ps::proto::kPush, fmt::format(R"({{"worker":{},"step":{},"lr":1e-6}})", w, step), grad});
+      net::RequestOptions ro;
+      ro.reply_into = into;
+      c->call({ps::proto::kPull, fmt::format(R"({{"worker":{},"step":{}}})", w, step + 1), Tensor()}, ro);
+      bytes += 2 * grad.nbytes();
+    }
+  };
+  std::thread a(worker, 0), b(worker, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // warm up
+  std::uint64_t start_bytes = bytes;
+  auto start = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  double rate = (bytes - start_bytes) / std::chrono::duration<double>(Clock::now() - start).count();
+  stop = true;
+  a.join();
+  b.join();
+  return rate;
+}
+
+std::string trib_binary() {
+  return (fs::read_symlink("/proc/self/exe").parent_path() / "trib").string();
+}
+
+std::string train_args(const std::string& model, int batch, int steps) {
+  return fmt::format(
+      " --set training.batch={} --set training.steps={} --set training.eval_every=100000 --set training.train_metrics=false"
+      " --set data.test_subset=100 --set threads.intra=1 --set optimizer.name=sgd --set optimizer.lr=0.01"
+      " --output {}/trib_psbench_{}_{}",
+      batch, steps, fs::temp_directory_path().string(), model, ::getpid() + std::rand());
+}
+
+// The example job for the model, made into the peer's exact model (its MLP's second hidden
+// layer has 256 units; the CNN example is the peer's CNN already).
+std::string config_for(const std::string& model) {
+  std::string path = fmt::format("{}/examples/fashion_{}.yaml", TRIB_SOURCE_DIR, model);
+  return model == "mlp" ? path + " --set model.layers.2.units=256" : path;
+}
+
+double ours_cluster(const std::string& model, int batch, int steps, const std::string& mode) {
+  std::string cmd = trib_binary() + " train " + config_for(model) + train_args(model, batch, steps) +
+                    " --set cluster.ps=1 --set cluster.workers=2 --set strategy.name=ps --set strategy.mode=" + mode +
+                    " 2>&1";
+  return sum_matches(run_capture(cmd), R"(worker \d+ throughput: ([0-9.]+) images/s)");
+}
+
+double ideal(const std::string& model, int batch, int steps) {
+  std::string one = trib_binary() + " train " + config_for(model) + train_args(model, batch, steps);
+  std::string cmd = "(" + one + " & " + trib_binary() + " train " + config_for(model) + train_args(model, batch, steps) +
+                    " & wait) 2>&1";
+  return sum_matches(run_capture(cmd), R"(, ([0-9.]+) images/s)");
+}
+
+double peer(const std::string& model, int batch) {
+  std::string py = fmt::format("/usr/bin/python3 {}/../shared/peers/torch_peer.py --model {} --batch {} --threads 1",
+                               TRIB_SOURCE_DIR, model, batch);
+  return sum_matches(run_capture("(" + py + " & " + py + " & wait) 2>/dev/null"), R"(images_per_s=([0-9.]+))");
+}
+
+}  // namespace
+
+int main() {
+  double ours = ps_throughput(3.0);
+  auto theirs = iperf3_bytes_per_s(5201 + ::getpid() % 1000, 3.0);
+  fmt::print("bench=ps ours_GBps={:.2f} peer=iperf3 peer_GBps={} ratio={}\n", ours / 1e9,
+             theirs ? fmt::format("{:.2f}", *theirs / 1e9) : "NA", theirs ? fmt::format("{:.2f}", ours / *theirs) : "NA");
+  std::fflush(stdout);
+  struct Case {
+    std::string model;
+    int batch, steps;
+  };
+  for (const Case& c : {Case{"mlp", 256, 300}, Case{"cnn", 64, 60}}) {
+    double id = ideal(c.model, c.batch, c.steps);
+    double pe = peer(c.model, c.batch);
+    for (const char* mode : {"sync", "async"}) {
+      double o = ours_cluster(c.model, c.batch, c.steps, mode);
+      fmt::print("bench=ps_train model={} mode={} ours_images_per_s={:.0f} ideal_images_per_s={:.0f} efficiency={:.2f} "
+                 "peer_images_per_s={:.0f} ratio={:.2f}\n",
+                 c.model, mode, o, id, id > 0 ? o / id : 0, pe, pe > 0 ? o / pe : 0);
+      std::fflush(stdout);
+    }
+  }
+  std::system(fmt::format("rm -rf {}/trib_psbench_*", fs::temp_directory_path().string()).c_str());
+  return 0;
+}
