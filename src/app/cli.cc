@@ -51,6 +51,31 @@ int run_cli(int argc, char** argv) {
   CLI::App* inspect_cmd = app.add_subcommand("inspect", "List a checkpoint's tensors and manifest");
   inspect_cmd->add_option("path", inspect_path, "ckpt-<step> directory or run directory")->required();
 
+  BrokerArgs broker;
+  CLI::App* broker_cmd =
+      app.add_subcommand("broker", "Run the built-in Kafka broker alone; prints bootstrap=HOST:PORT");
+  broker_cmd->add_option("--topics", broker.topics, "topics to create, comma-separated")->delimiter(',');
+  broker_cmd->add_option("--partitions", broker.partitions, "partitions per topic")->check(CLI::Range(1, 1024));
+  broker_cmd->add_option("--brokers", broker.brokers, "broker count")->check(CLI::Range(1, 16));
+
+  ProduceArgs produce;
+  CLI::App* produce_cmd =
+      app.add_subcommand("produce", "Produce synthetic card transactions with a drifting fraud label");
+  produce_cmd->add_option("--bootstrap", produce.bootstrap, "Kafka HOST:PORT (default: start a built-in broker)");
+  produce_cmd->add_option("--topic", produce.topic, "topic to write to");
+  produce_cmd->add_option("--partitions", produce.partitions, "partitions of the built-in broker's topic (default 4)")
+      ->check(CLI::Range(1, 1024));
+  produce_cmd->add_option("--rate", produce.rate, "events per second; 0: as fast as possible")
+      ->check(CLI::NonNegativeNumber);
+  produce_cmd->add_option("--count", produce.count, "stop after this many events");
+  produce_cmd->add_option("--duration", produce.duration, "stop after this many seconds");
+  produce_cmd->add_option("--format", produce.format, "json or csv")->check(CLI::IsMember({"json", "csv"}));
+  produce_cmd->add_option("--key", produce.key, "message key: card, id or none")
+      ->check(CLI::IsMember({"card", "id", "none"}));
+  produce_cmd->add_option("--drift-after", produce.drift_after, "the fraud rule changes after this many seconds");
+  produce_cmd->add_option("--drift-after-events", produce.drift_after_events, "... or after this many events");
+  produce_cmd->add_option("--seed", produce.seed, "generator seed");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -65,6 +90,8 @@ int run_cli(int argc, char** argv) {
     if (*ps_cmd) return run_ps_role(ps_args);
     if (*worker_cmd) return run_worker_role(worker_args);
     if (*coord_cmd) return run_coordinator(coord);
+    if (*broker_cmd) return run_broker(broker);
+    if (*produce_cmd) return run_produce(produce);
   } catch (const InvalidArgument& e) {
     fmt::print(stderr, "trib: error: {}\n", e.what());
     return 2;

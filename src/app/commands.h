@@ -1,6 +1,7 @@
 // One function per `trib` subcommand.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,5 +32,29 @@ struct CoordinatorArgs {
   std::vector<std::string> overrides;
 };
 int run_coordinator(const CoordinatorArgs& args);
+
+// `trib broker`: the built-in Kafka broker alone (broker_command.cc).
+struct BrokerArgs {
+  std::vector<std::string> topics = {"transactions"};
+  int partitions = 4;
+  int brokers = 1;
+};
+int run_broker(const BrokerArgs& args);
+
+// `trib produce`: the fraud event generator (produce_command.cc).
+struct ProduceArgs {
+  std::string bootstrap;  // empty: start a built-in broker
+  std::string topic = "transactions";
+  int partitions = -1;    // of the built-in broker's topic; -1: 4
+  double rate = 1000;
+  std::int64_t count = -1;
+  double duration = -1;
+  std::string format = "json";
+  std::string key = "card";
+  double drift_after = -1;
+  std::int64_t drift_after_events = -1;
+  std::uint64_t seed = 1;
+};
+int run_produce(const ProduceArgs& args);
 
 }  // namespace trib::app

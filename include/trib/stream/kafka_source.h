@@ -1,0 +1,134 @@
+// A Kafka topic as an ExampleSource: this worker's share of the topic's partitions (as a member
+// of a consumer group), decoded against a schema, in batches the pipeline can shuffle, batch
+// and prefetch like any other source:
+//
+//   auto source = std::make_unique<stream::KafkaSource>(options);
+//   stream::KafkaSource* kafka = source.get();  // the pipeline owns it; keep a pointer
+//   data::Pipeline p = data::Pipeline::from(std::move(source)).shuffle_buffer(4096, seed)
+//                          .batch(256).prefetch(2).build();
+//   if (restoring) p.seek(checkpoint.data_position);         // offsets from the checkpoint
+//   ... train; save a checkpoint holding p.position(); once it is published:
+//   kafka->commit(p.position());                               // for lag monitoring
+//
+// Exactly-once: position() holds, per owned partition, the offset after the last record handed
+// out ("kafka.<topic>.<partition>"). seek() makes the source continue from those offsets, not
+// from the group's committed ones; commit() only publishes them to the group. See
+// docs/streaming.md for the guarantee and its limits (rebalances, the order of a re-read).
+//
+// Batches carry, besides "features" (f32 [N, F]) and "labels" (i32 [N]), per-record metadata:
+// kEventTime (i64, the Kafka timestamp in ms), kPartition (i32), kOffset (i64) and, when the
+// schema has an id field, kEventId (i64).
+//
+// Records that do not fit the schema are counted and sent to the dead-letter topic; training
+// goes on. But when each of the first `schema_check_records` records lacks the same field,
+// next() throws InvalidArgument naming it: the schema, not the data, is wrong.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trib/data/example_source.h"
+#include "trib/stream/kafka_config.h"
+#include "trib/stream/schema.h"
+#include "trib/stream/stream_position.h"
+
+namespace trib::stream {
+
+struct KafkaSourceOptions {
+  KafkaConfig kafka;
+  std::string topic;
+  std::string group_id;
+  SchemaConfig schema;
+  // Dead letters go to this topic ("<topic>.dlq" when empty), unless dead_letter is false.
+  bool dead_letter = true;
+  std::string dead_letter_topic;
+  // Tags this source's offset commits. Workers of one job incarnation should share it (e.g. the
+  // job's start time): a partition moving between them after a restore then continues from its
+  // hand-over commit rather than from the restored checkpoint. Empty: a random one.
+  std::string run_id;
+  // Where a partition starts when neither a restored position nor the group has an offset.
+  enum class StartAt { earliest, latest } start_at = StartAt::earliest;
+  // Records are handed out in event-time order so that a re-read reproduces the sequence (see
+  // event_time_merge.h); an event may wait this long for slower partitions. 0: arrival order
+  // without waiting (lowest latency; a shuffle buffer then no longer resumes exactly).
+  std::chrono::milliseconds merge_grace{200};
+  // When set, next() ends a pass (returns nullopt) after this long without a record; the next
+  // call goes on. Unset: next() waits for records until interrupted.
+  std::optional<std::chrono::milliseconds> idle_end;
+  // Fetching from a partition pauses while this many of its records wait to be handed out.
+  std::int64_t max_buffered_per_partition = 10'000;
+  // Fail fast on a wrong schema (see above); 0 disables the check.
+  std::int64_t schema_check_records = 20;
+  // The constructor waits this long for the group's first assignment (see KafkaSource()).
+  std::chrono::milliseconds join_timeout{60'000};
+};
+
+struct PartitionLag {
+  std::int32_t partition = 0;
+  std::int64_t next_offset = 0;     // of the next record this source hands out
+  std::int64_t high_watermark = -1;  // offset after the partition's last record; -1 unknown
+  std::int64_t lag = -1;             // high_watermark - next_offset; -1 unknown
+};
+
+struct KafkaSourceStats {
+  std::int64_t records = 0;          // handed out in batches
+  std::int64_t bytes = 0;            // their value bytes
+  std::int64_t poison = 0;           // records that did not fit the schema
+  std::int64_t dead_lettered = 0;    // of those, delivered to the dead-letter topic
+  std::int64_t dead_letter_failures = 0;
+  std::int64_t assignments = 0;      // rebalances that gave this source partitions
+  std::int64_t revocations = 0;
+  std::int64_t handoff_failures = 0;  // hand-over commits the group refused
+  std::string last_error;
+};
+
+class KafkaSource final : public data::ExampleSource {
+ public:
+  // Field names of the per-record metadata in each batch.
+  static constexpr std::string_view kEventTime = "event_time_ms";
+  static constexpr std::string_view kPartition = "kafka_partition";
+  static constexpr std::string_view kOffset = "kafka_offset";
+  static constexpr std::string_view kEventId = "event_id";
+
+  // Validates the options (InvalidArgument), reaches the cluster within
+  // options.kafka.connect_timeout (Unavailable naming the address), checks that the topic
+  // exists (NotFound naming it), joins the group and waits for its first assignment (possibly
+  // empty), so that position() names real offsets from the start: Unavailable after
+  // join_timeout. Partitions moved to it later arrive during next().
+  explicit KafkaSource(KafkaSourceOptions options);
+  // Leaves the group; partitions it owned are committed at their position, so the members
+  // that take them over continue there.
+  ~KafkaSource() override;
+  KafkaSource(const KafkaSource&) = delete;
+  KafkaSource& operator=(const KafkaSource&) = delete;
+
+  std::optional<data::Batch> next(std::int64_t max_rows) override;
+  data::DataPosition position() const override;
+  // Continues owned partitions from the position's offsets at once, and partitions assigned
+  // later from theirs. InvalidArgument for a position of another topic.
+  void seek(const data::DataPosition& position) override;
+  void interrupt() override;
+
+  // The calls below are thread-safe: a trainer calls them while the pipeline's prefetch
+  // thread is inside next().
+
+  // Commits the position's offsets of the partitions this source owns now (the others belong
+  // to other members). Call it once the checkpoint holding `position` is published. Returns
+  // "" or the error (the checkpoint, not the commit, is what a restart trusts).
+  std::string commit(const data::DataPosition& position);
+  std::vector<PartitionLag> lag() const;
+  KafkaSourceStats stats() const;
+  std::vector<std::int32_t> assignment() const;
+  const KafkaSourceOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trib::stream

@@ -1,0 +1,278 @@
+#include "trib/stream/kafka_source.h"
+
+#include <chrono>
+#include <random>
+
+#include "stream/kafka_source_impl.h"
+#include "trib/core/error.h"
+#include "trib/stream/mock_broker.h"
+
+namespace trib::stream {
+namespace {
+
+// Records buffered beyond 4 batches before next() stops taking messages from librdkafka.
+constexpr std::int64_t kDrainSlack = 1024;
+// Longest single wait for a message, so that interrupt() is noticed promptly.
+constexpr int kPollSliceMs = 100;
+
+std::string random_run_id() {
+  std::random_device rd;
+  return fmt::format("{:08x}{:08x}", rd(), rd());
+}
+
+const KafkaSourceOptions& validated(const KafkaSourceOptions& o) {
+  validate(o.kafka);
+  TRIB_CHECK(is_valid_topic_name(o.topic), InvalidArgument,
+             "Kafka source: topic '{}' is not a valid topic name ([a-zA-Z0-9._-], 1-249 characters)", o.topic);
+  TRIB_CHECK(!o.group_id.empty(), InvalidArgument, "Kafka source for topic '{}': group_id is empty", o.topic);
+  TRIB_CHECK(o.merge_grace.count() >= 0, InvalidArgument, "Kafka source: merge_grace {} ms is negative",
+             o.merge_grace.count());
+  TRIB_CHECK(!o.idle_end || o.idle_end->count() > 0, InvalidArgument, "Kafka source: idle_end {} ms must be positive",
+             o.idle_end ? o.idle_end->count() : 0);
+  TRIB_CHECK(o.max_buffered_per_partition >= 1, InvalidArgument,
+             "Kafka source: max_buffered_per_partition {} < 1", o.max_buffered_per_partition);
+  TRIB_CHECK(o.join_timeout.count() > 0, InvalidArgument, "Kafka source: join_timeout {} ms must be positive",
+             o.join_timeout.count());
+  TRIB_CHECK(o.schema_check_records >= 0, InvalidArgument, "Kafka source: schema_check_records {} < 0",
+             o.schema_check_records);
+  return o;
+}
+
+}  // namespace
+
+std::int64_t wall_clock_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+KafkaSource::Impl::Impl(KafkaSourceOptions opts)
+    : options(validated(opts)),
+      commit_tag("trib run=" + (options.run_id.empty() ? random_run_id() : options.run_id)),
+      decoder(options.schema),
+      schema_check(options.schema_check_records, options.topic),
+      merge(detail::MergeOptions{.replayable = options.merge_grace.count() > 0,
+                                 .grace_ms = options.merge_grace.count(),
+                                 .stall_ms = std::max<std::int64_t>(2000, 10 * options.merge_grace.count())}) {
+  if (options.dead_letter) {
+    std::string topic = options.dead_letter_topic.empty() ? options.topic + ".dlq" : options.dead_letter_topic;
+    TRIB_CHECK(is_valid_topic_name(topic) && topic != options.topic, InvalidArgument,
+               "Kafka source: dead-letter topic '{}' is invalid or the source topic itself", topic);
+    dead_letters = std::make_unique<detail::DeadLetterQueue>(options.kafka, options.topic, std::move(topic));
+  }
+  consumer = std::make_unique<detail::KafkaConsumer>(options.kafka, options.topic, options.group_id, *this);
+  // A position taken before the first assignment could name no offsets, and the first thing a
+  // shuffle buffer does is take one.
+  const auto deadline = std::chrono::steady_clock::now() + options.join_timeout;
+  while (!joined) {
+    TRIB_CHECK(std::chrono::steady_clock::now() < deadline, Unavailable,
+               "Kafka source: no partition assignment from group '{}' at {} within {} ms (last error: {})",
+               options.group_id, options.kafka.bootstrap_servers, options.join_timeout.count(),
+               consumer->last_error().empty() ? "none" : consumer->last_error());
+    std::vector<detail::MessageHandle> one;
+    if (detail::MessageHandle m = consumer->poll(kPollSliceMs)) one.push_back(std::move(m));
+    if (!one.empty()) ingest(one, wall_clock_ms());
+  }
+}
+
+KafkaSource::Impl::~Impl() {
+  // Leave the group now, while every member the revoke callback touches (the consumer itself
+  // included: reset() nulls the pointer before destroying) is alive.
+  try {
+    consumer->close();
+  } catch (...) {
+    // Leaving the group is best effort in a destructor.
+  }
+  consumer.reset();
+  if (dead_letters) dead_letters->flush(std::chrono::seconds(5));
+}
+
+void KafkaSource::Impl::ingest(std::vector<detail::MessageHandle>& messages, std::int64_t now_ms) {
+  // Decoded without the lock (it is the expensive part), then handed to the merge under one.
+  std::vector<detail::PendingRecord> records;
+  std::vector<std::optional<DecodeError>> errors;
+  records.reserve(messages.size());
+  errors.reserve(messages.size());
+  std::int64_t bytes = 0;
+  std::string transient;
+  for (const detail::MessageHandle& m : messages) {
+    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      check_consumer_error(*m);
+      transient = rd_kafka_message_errstr(m.get());
+      continue;
+    }
+    detail::PendingRecord& r = records.emplace_back();
+    r.partition = m->partition;
+    r.offset = m->offset;
+    r.timestamp_ms = rd_kafka_message_timestamp(m.get(), nullptr);
+    if (r.timestamp_ms < 0) r.timestamp_ms = now_ms;
+    r.features.resize(decoder.feature_count());
+    const std::string_view value(static_cast<const char*>(m->payload), m->payload ? m->len : 0);
+    bytes += static_cast<std::int64_t>(value.size());
+    DecodedRow row;
+    std::optional<DecodeError>& error = errors.emplace_back(decoder.decode(value, r.features, row));
+    r.label = row.label;
+    r.id = row.id;
+    if (!error) continue;
+    r.poison = true;
+    r.features.clear();
+    if (dead_letters) {
+      const std::string_view key(static_cast<const char*>(m->key), m->key ? m->key_len : 0);
+      dead_letters->send(m->partition, m->offset, r.timestamp_ms, key, value, *error);
+    }
+  }
+  std::lock_guard lock(mu);
+  stats.bytes += bytes;
+  if (!transient.empty()) stats.last_error = transient;  // librdkafka retries these itself
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (errors[i]) ++stats.poison;
+    // After the counts, so that a failing check leaves them right.
+    schema_check.observe(errors[i] ? &*errors[i] : nullptr, records[i].partition, records[i].offset);
+    merge.push(records[i].partition, std::move(records[i]), now_ms);
+  }
+}
+
+void KafkaSource::Impl::check_consumer_error(const rd_kafka_message_t& m) const {
+  const std::string what = rd_kafka_message_errstr(&m);
+  TRIB_CHECK(m.err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART && m.err != RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC, NotFound,
+             "Kafka topic '{}' at {}: {}", options.topic, options.kafka.bootstrap_servers, what);
+  TRIB_CHECK(m.err != RD_KAFKA_RESP_ERR__FATAL && m.err != RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED &&
+                 m.err != RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED,
+             Unavailable, "Kafka consumer for topic '{}' at {}: {}", options.topic, options.kafka.bootstrap_servers,
+             what);
+}
+
+void KafkaSource::Impl::tend_partitions(std::int64_t now_ms) {
+  const std::int64_t limit = options.max_buffered_per_partition;
+  for (std::int32_t p : merge.partitions()) {
+    const std::int64_t buffered = merge.buffered(p);
+    if (buffered == 0) merge.set_high_watermark(p, consumer->cached_high_watermark(p), now_ms);
+    const bool is_paused = paused.contains(p);
+    if (!is_paused && buffered >= limit) {
+      consumer->pause(p, true);
+      paused.insert(p);
+    } else if (is_paused && buffered <= limit / 2) {
+      consumer->pause(p, false);
+      paused.erase(p);
+    }
+  }
+}
+
+data::Batch KafkaSource::Impl::assemble(std::vector<detail::PendingRecord>& records) {
+  const auto n = static_cast<std::int64_t>(records.size());
+  const auto f = static_cast<std::int64_t>(decoder.feature_count());
+  Tensor features = Tensor::empty(DType::f32, Shape{n, f});
+  Tensor labels = Tensor::empty(DType::i32, Shape{n});
+  Tensor times = Tensor::empty(DType::i64, Shape{n});
+  Tensor partitions = Tensor::empty(DType::i32, Shape{n});
+  Tensor offsets = Tensor::empty(DType::i64, Shape{n});
+  const bool has_id = !options.schema.id_field.empty();
+  Tensor ids = has_id ? Tensor::empty(DType::i64, Shape{n}) : Tensor();
+  float* x = features.data<float>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const detail::PendingRecord& r = records[i];
+    std::copy(r.features.begin(), r.features.end(), x + i * f);
+    labels.data<std::int32_t>()[i] = r.label;
+    times.data<std::int64_t>()[i] = r.timestamp_ms;
+    offsets.data<std::int64_t>()[i] = r.offset;
+    partitions.data<std::int32_t>()[i] = r.partition;
+    if (has_id) ids.data<std::int64_t>()[i] = r.id;
+  }
+  data::Batch batch(std::move(features), std::move(labels));
+  batch.set(kEventTime, std::move(times));
+  batch.set(kOffset, std::move(offsets));
+  batch.set(kPartition, std::move(partitions));
+  if (has_id) batch.set(kEventId, std::move(ids));
+  return batch;
+}
+
+KafkaSource::KafkaSource(KafkaSourceOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+KafkaSource::~KafkaSource() = default;
+
+std::optional<data::Batch> KafkaSource::next(std::int64_t max_rows) {
+  TRIB_CHECK(max_rows >= 1, InvalidArgument, "KafkaSource::next: max_rows {} < 1", max_rows);
+  Impl& s = *impl_;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<detail::PendingRecord> out;
+  for (;;) {
+    if (s.interrupted.load()) return std::nullopt;
+    // Take what has arrived, without waiting, until a few batches are buffered: enough for
+    // the merge to choose from, not so much that memory grows while a partition holds back.
+    std::int64_t room = 0;
+    {
+      std::lock_guard lock(s.mu);
+      room = 4 * max_rows + kDrainSlack - s.merge.buffered();
+    }
+    std::vector<detail::MessageHandle> arrived;
+    while (static_cast<std::int64_t>(arrived.size()) < room) {
+      detail::MessageHandle m = s.consumer->poll(0);
+      if (!m) break;
+      arrived.push_back(std::move(m));
+    }
+    if (!arrived.empty()) s.ingest(arrived, wall_clock_ms());
+    if (s.dead_letters) s.dead_letters->poll();
+    std::optional<std::int64_t> retry_at;
+    const std::int64_t now = wall_clock_ms();
+    {
+      std::lock_guard lock(s.mu);
+      s.tend_partitions(now);
+      s.merge.take(max_rows, now, out);
+      retry_at = s.merge.retry_at();
+      s.stats.records += static_cast<std::int64_t>(out.size());
+    }
+    if (!out.empty()) return s.assemble(out);
+    if (s.options.idle_end && std::chrono::steady_clock::now() - start >= *s.options.idle_end) return std::nullopt;
+    int wait_ms = kPollSliceMs;
+    if (retry_at) wait_ms = static_cast<int>(std::clamp<std::int64_t>(*retry_at - now, 1, kPollSliceMs));
+    std::vector<detail::MessageHandle> one;
+    if (detail::MessageHandle m = s.consumer->poll(wait_ms)) one.push_back(std::move(m));
+    if (!one.empty()) s.ingest(one, wall_clock_ms());
+  }
+}
+
+data::DataPosition KafkaSource::position() const {
+  data::DataPosition position;
+  std::lock_guard lock(impl_->mu);
+  set_offsets(position, impl_->options.topic, impl_->merge.positions());
+  return position;
+}
+
+void KafkaSource::interrupt() { impl_->interrupted.store(true); }
+
+std::vector<PartitionLag> KafkaSource::lag() const {
+  std::vector<PartitionLag> out;
+  std::lock_guard lock(impl_->mu);
+  for (const auto& [p, next] : impl_->merge.positions()) {
+    PartitionLag l;
+    l.partition = p;
+    l.next_offset = next;
+    l.high_watermark = impl_->consumer->cached_high_watermark(p);
+    l.lag = l.high_watermark >= 0 ? std::max<std::int64_t>(0, l.high_watermark - next) : -1;
+    out.push_back(l);
+  }
+  return out;
+}
+
+KafkaSourceStats KafkaSource::stats() const {
+  KafkaSourceStats s;
+  {
+    std::lock_guard lock(impl_->mu);
+    s = impl_->stats;
+  }
+  if (impl_->dead_letters) {
+    ProducerStats d = impl_->dead_letters->stats();
+    s.dead_lettered = d.delivered;
+    s.dead_letter_failures = d.failed;
+    if (!d.last_error.empty()) s.last_error = "dead-letter topic: " + d.last_error;
+  }
+  return s;
+}
+
+std::vector<std::int32_t> KafkaSource::assignment() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->merge.partitions();
+}
+
+const KafkaSourceOptions& KafkaSource::options() const { return impl_->options; }
+
+}  // namespace trib::stream

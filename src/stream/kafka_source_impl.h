@@ -1,0 +1,64 @@
+// KafkaSource's state, shared by kafka_source.cc (reading) and kafka_source_offsets.cc
+// (rebalances, seek and commit).
+//
+// Threads: next(), position() and seek() run on the pipeline's thread, which also runs the
+// rebalance callbacks (librdkafka calls them inside poll). commit(), lag(), stats() and
+// interrupt() may run on any thread. `mu` guards the merge and everything else mutable;
+// `commit_mu` keeps a trainer's commit from interleaving with a hand-over commit, which could
+// otherwise move a partition's committed offset backwards after another member took it.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "stream/dead_letter_queue.h"
+#include "stream/event_time_merge.h"
+#include "stream/kafka_consumer.h"
+#include "stream/schema_check.h"
+#include "trib/stream/kafka_source.h"
+#include "trib/stream/record_decoder.h"
+
+namespace trib::stream {
+
+struct KafkaSource::Impl final : detail::RebalanceHandler {
+  explicit Impl(KafkaSourceOptions opts);
+  ~Impl() override;
+
+  PartitionOffsets on_assign(const std::vector<std::int32_t>& partitions) override;
+  void on_revoke(const std::vector<std::int32_t>& partitions, bool lost) override;
+
+  // Decodes fetched messages into the merge (poison ones also to the dead-letter topic).
+  void ingest(std::vector<detail::MessageHandle>& messages, std::int64_t now_ms);
+  // Throws for a consumer error training cannot go on after (topic gone, not authorised).
+  void check_consumer_error(const rd_kafka_message_t& message) const;
+  // Under mu: pauses fetching partitions with too much buffered, resumes drained ones, and
+  // gives the merge the latest high watermarks.
+  void tend_partitions(std::int64_t now_ms);
+  data::Batch assemble(std::vector<detail::PendingRecord>& records);
+
+  KafkaSourceOptions options;
+  std::string commit_tag;  // metadata of every commit: "trib run=<run_id>"
+  RecordDecoder decoder;
+  detail::SchemaCheck schema_check;
+  std::unique_ptr<detail::DeadLetterQueue> dead_letters;
+  std::atomic<bool> interrupted{false};
+
+  mutable std::mutex mu;
+  detail::EventTimeMerge merge;
+  PartitionOffsets restored;     // from seek(): where partitions assigned later start
+  PartitionOffsets assigned_at;  // where each owned partition started when it was assigned
+  std::set<std::int32_t> paused;
+  bool joined = false;  // the group's first assignment (possibly empty) has arrived
+  KafkaSourceStats stats;  // all but the dead-letter counts, which the producer keeps
+
+  std::mutex commit_mu;
+  // Last: destroyed first, leaving the group while the members above still exist.
+  std::unique_ptr<detail::KafkaConsumer> consumer;
+};
+
+std::int64_t wall_clock_ms();
+
+}  // namespace trib::stream

@@ -1,0 +1,115 @@
+// Where KafkaSource's partitions start and what happens to their offsets: rebalances, seek()
+// and commit(). The rules, and why:
+//
+//   assign  A partition starts at the restored position's offset (from seek()), unless the
+//           group holds a commit tagged with this run: then another member (or this one) of
+//           the same job incarnation has consumed it since, and its hand-over commit is newer.
+//           Without a restored offset: the group's committed offset, else earliest/latest.
+//   revoke  The revoked partitions' positions are committed (the hand-over), so the member
+//           that gets them continues exactly where this one stopped; their buffered records,
+//           not yet handed out, are dropped, so nothing is handed out twice.
+//   seek    Owned partitions move at once; a partition the position lacks was assigned after
+//           the position was taken, so it goes back to where its assignment started.
+#include <chrono>
+
+#include "stream/kafka_source_impl.h"
+#include "trib/core/error.h"
+
+namespace trib::stream {
+
+PartitionOffsets KafkaSource::Impl::on_assign(const std::vector<std::int32_t>& partitions) {
+  if (partitions.empty()) {
+    std::lock_guard lock(mu);
+    joined = true;
+    return {};
+  }
+  std::map<std::int32_t, detail::CommittedOffset> committed = consumer->committed(partitions);
+  PartitionOffsets restored_now;
+  {
+    std::lock_guard lock(mu);
+    restored_now = restored;
+  }
+  PartitionOffsets starts;
+  for (std::int32_t p : partitions) {
+    const detail::CommittedOffset& c = committed[p];
+    const bool ours = c.offset >= 0 && c.metadata == commit_tag;
+    if (auto it = restored_now.find(p); it != restored_now.end() && !ours) {
+      starts[p] = it->second;
+    } else if (c.offset >= 0) {
+      starts[p] = c.offset;
+    } else {
+      // A numeric offset rather than "beginning", so that position() is exact before the
+      // partition's first record arrives.
+      auto [low, high] = consumer->query_watermarks(p);
+      starts[p] = options.start_at == KafkaSourceOptions::StartAt::earliest ? low : high;
+    }
+  }
+  const std::int64_t now = wall_clock_ms();
+  std::lock_guard lock(mu);
+  for (const auto& [p, offset] : starts) {
+    merge.add(p, offset, now);
+    assigned_at[p] = offset;
+  }
+  ++stats.assignments;
+  joined = true;
+  return starts;
+}
+
+void KafkaSource::Impl::on_revoke(const std::vector<std::int32_t>& partitions, bool lost) {
+  std::lock_guard commit_lock(commit_mu);
+  PartitionOffsets handover;
+  {
+    std::lock_guard lock(mu);
+    const PartitionOffsets positions = merge.positions();
+    for (std::int32_t p : partitions) {
+      if (!merge.owns(p)) continue;
+      handover[p] = positions.at(p);
+      merge.remove(p);
+      assigned_at.erase(p);
+      paused.erase(p);
+    }
+    ++stats.revocations;
+  }
+  // Lost partitions already belong to someone else; a commit would be refused, or worse,
+  // land after theirs.
+  if (lost || handover.empty()) return;
+  std::string error = consumer->commit(handover, commit_tag);
+  if (error.empty()) return;
+  std::lock_guard lock(mu);
+  ++stats.handoff_failures;
+  stats.last_error = "hand-over commit: " + error;
+}
+
+void KafkaSource::seek(const data::DataPosition& position) {
+  Impl& s = *impl_;
+  const PartitionOffsets offsets = offsets_of(position, s.options.topic);
+  PartitionOffsets moves;
+  {
+    std::lock_guard lock(s.mu);
+    s.restored = offsets;
+    const std::int64_t now = wall_clock_ms();
+    for (std::int32_t p : s.merge.partitions()) {
+      auto it = offsets.find(p);
+      const std::int64_t target = it != offsets.end() ? it->second : s.assigned_at.at(p);
+      s.merge.reset(p, target, now);
+      moves[p] = target;
+      if (s.paused.erase(p) > 0) s.consumer->pause(p, false);
+    }
+  }
+  s.consumer->seek(moves);
+}
+
+std::string KafkaSource::commit(const data::DataPosition& position) {
+  Impl& s = *impl_;
+  const PartitionOffsets offsets = offsets_of(position, s.options.topic);
+  std::lock_guard commit_lock(s.commit_mu);
+  PartitionOffsets owned;
+  {
+    std::lock_guard lock(s.mu);
+    for (const auto& [p, offset] : offsets)
+      if (s.merge.owns(p)) owned[p] = offset;
+  }
+  return s.consumer->commit(owned, s.commit_tag);
+}
+
+}  // namespace trib::stream
