@@ -8,6 +8,8 @@ namespace {
 // While waiting for a reply, look at the group's failure this often: a failure reported
 // elsewhere (another peer's close, a refusal) must end the wait even if this peer is silent.
 constexpr auto kPoll = std::chrono::milliseconds(20);
+// How long a failing rank waits for its peers to take note of the failure.
+constexpr auto kAbortAcknowledgement = std::chrono::milliseconds(300);
 
 }  // namespace
 
@@ -76,26 +78,28 @@ void ActiveOp::wait_served(std::uint64_t expected) {
 
 Failure ActiveOp::classify(const std::exception& e, int peer) const {
   auto conn = core_.peer(peer);
+  // A refusal from the peer's handler reads "<peer>: <reason>", the reason naming the
+  // culprit; recognised first, since the peer may close its end right after sending it.
+  std::string reason = e.what();
+  const std::string prefix = conn ? conn->peer().to_string() + ": " : std::string("\n");
+  if (reason.starts_with(prefix)) {
+    reason.erase(0, prefix.size());
+    if (reason.find("(reported by rank") == std::string::npos) reason += fmt::format(" (reported by rank {})", peer);
+    return {failure_kind_of(e), reason};
+  }
   if (!conn || !conn->is_open()) {
     if (core_.has_left(peer)) {
       return {FailureKind::unavailable,
               fmt::format("{} has left the group (it closed its group before this operation)", core_.describe(peer))};
     }
-    std::string why = conn ? conn->close_reason() : std::string(e.what());
+    std::string why = conn ? conn->close_reason() : reason;
     return {FailureKind::unavailable, fmt::format("{} is unreachable: {}", core_.describe(peer), why)};
   }
   if (dynamic_cast<const Timeout*>(&e)) {
     return {FailureKind::timeout,
             fmt::format("{} did not answer before the deadline of operation {}", core_.describe(peer), op_->seq)};
   }
-  // A refusal from the peer's handler: "<peer>: <reason>", the reason naming the culprit.
-  std::string reason = e.what();
-  std::string prefix = conn->peer().to_string() + ": ";
-  if (reason.starts_with(prefix)) reason.erase(0, prefix.size());
-  if (reason.find("(reported by rank") == std::string::npos) {
-    reason += fmt::format(" (reported by rank {})", peer);
-  }
-  return {failure_kind_of(e), reason};
+  return {failure_kind_of(e), fmt::format("{}: {}", core_.describe(peer), reason)};
 }
 
 void ActiveOp::fail(Failure failure) {
@@ -116,8 +120,10 @@ void ActiveOp::fail_from_current_exception() {
   }
 }
 
-// Peers waiting on this rank learn of the failure at once rather than at their deadline.
-// Best effort: a closed or broken connection is skipped.
+// Peers learn of the failure at once rather than at their deadline, and with its real
+// cause: the abort is a request, and its acknowledgement (or a short wait) comes before
+// this rank may go on to close its connections, which peers would otherwise take for the
+// cause. Best effort: a closed connection is skipped, a silent peer is not waited for long.
 void ActiveOp::tell_peers(const Failure& failure) {
   if (!core_.take_abort_duty()) return;
   Request abort = request(0, 0);
@@ -126,16 +132,20 @@ void ActiveOp::tell_peers(const Failure& failure) {
   abort.shape = Shape{};
   abort.text = failure.reason;
   std::string body = encode(abort);
+  net::RequestOptions ro;
+  ro.timeout = kAbortAcknowledgement;
+  std::vector<std::future<net::Message>> acks;
   for (int p = 0; p < core_.size(); ++p) {
     if (p == core_.rank()) continue;
     auto conn = core_.peer(p);
     if (!conn || !conn->is_open()) continue;
     try {
-      conn->notify(net::Message{kCollectiveMethod, body, Tensor()});
+      acks.push_back(conn->request(net::Message{kCollectiveMethod, body, Tensor()}, ro));
     } catch (...) {
       // Its own close handler tells that peer instead.
     }
   }
+  for (auto& a : acks) a.wait_for(kAbortAcknowledgement);
 }
 
 }  // namespace trib::collectives::detail

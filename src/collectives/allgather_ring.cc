@@ -56,10 +56,10 @@ std::vector<std::int64_t> exchange_row_counts(Group& group, const Tensor& rows, 
     for (int p = 0; p < group.size(); ++p) {
       if (p == group.rank()) continue;
       net::Message m = op.await(replies[static_cast<std::size_t>(p)], p);
-      TRIB_CHECK(m.tensor.defined() && m.tensor.dtype() == DType::i64 && m.tensor.numel() == 1, InvalidArgument,
+      TRIB_CHECK(m.tensor.defined() && m.tensor.dtype() == DType::i64 && m.tensor.numel() == 1, Error,
                  "rank {} sent a malformed row count", p);
       counts[static_cast<std::size_t>(p)] = *m.tensor.data<std::int64_t>();
-      TRIB_CHECK(counts[static_cast<std::size_t>(p)] >= 0, InvalidArgument, "rank {} sent a negative row count", p);
+      TRIB_CHECK(counts[static_cast<std::size_t>(p)] >= 0, Error, "rank {} sent a negative row count", p);
     }
     op.wait_served(static_cast<std::uint64_t>(group.size() - 1));
   });
@@ -75,7 +75,7 @@ class AllgatherServer final : public OpServer {
     const int size = core_.size(), rank = core_.rank();
     const std::int64_t S = plan_.segments();
     TRIB_CHECK(r.from == mod(rank + 1, size) && r.step + 1 < static_cast<std::uint32_t>(size) && r.segment < S,
-               InvalidArgument, "rank {} asked rank {} for allgather piece ({}, {}) out of turn", r.from, rank, r.step,
+               Error, "rank {} asked rank {} for allgather piece ({}, {}) out of turn", r.from, rank, r.step,
                r.segment);
     if (r.step > 0) {
       const std::uint64_t needed = (r.step - 1) * S + r.segment + 1;

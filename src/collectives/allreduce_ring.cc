@@ -43,7 +43,7 @@ class RingServer final : public OpServer {
   net::Message serve(const Request& r, const std::shared_ptr<OpState>& op) override {
     const std::int64_t S = ring_.plan.segments();
     TRIB_CHECK(r.from == mod(ring_.rank + 1, ring_.size) && r.step < ring_.steps() && r.segment < S,
-               InvalidArgument, "rank {} asked rank {} for ring piece ({}, {}) out of turn", r.from, ring_.rank,
+               Error, "rank {} asked rank {} for ring piece ({}, {}) out of turn", r.from, ring_.rank,
                r.step, r.segment);
     if (r.step > 0) {
       const std::uint64_t needed = (r.step - 1) * S + r.segment + 1;

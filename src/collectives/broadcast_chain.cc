@@ -20,7 +20,7 @@ class ChainServer final : public OpServer {
       : core_(core), tensor_(std::move(tensor)), plan_(std::move(plan)), root_(root) {}
 
   net::Message serve(const Request& r, const std::shared_ptr<OpState>& op) override {
-    TRIB_CHECK(r.segment < plan_.segments(), InvalidArgument, "rank {} asked for broadcast segment {} of {}",
+    TRIB_CHECK(r.segment < plan_.segments(), Error, "rank {} asked for broadcast segment {} of {}",
                r.from, r.segment, plan_.segments());
     if (!root_) {
       std::unique_lock lock(core_.mu());

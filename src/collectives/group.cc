@@ -17,7 +17,7 @@ Endpoint Endpoint::listen(std::shared_ptr<net::Transport> transport, std::string
   e.transport_ = std::move(transport);
   e.core_ = std::make_shared<detail::GroupCore>();
   e.listener_ = e.transport_->listen(address, e.core_->accepted_handlers());
-  e.core_->set_listener(e.listener_.get());
+  e.core_->set_listener(e.listener_.get(), e.transport_->context()->self());
   return e;
 }
 
@@ -110,5 +110,9 @@ Group::~Group() {
 std::string Group::describe(int rank) const { return core_->describe(rank); }
 
 bool Group::failed() const { return core_->failure().has_value(); }
+
+void Group::abort(const std::string& reason) {
+  core_->fail({detail::FailureKind::unavailable, fmt::format("rank {} aborted: {}", options_.rank, reason)});
+}
 
 }  // namespace trib::collectives

@@ -56,14 +56,16 @@ void GroupCore::configure(const GroupOptions& o) {
     peers_.assign(static_cast<std::size_t>(o.size), nullptr);
     identities_.assign(static_cast<std::size_t>(o.size), net::PeerIdentity{});
     left_.assign(static_cast<std::size_t>(o.size), false);
+    identities_[static_cast<std::size_t>(o.rank)] = self_;
     configured_ = true;
   }
   cv_.notify_all();
 }
 
-void GroupCore::set_listener(net::Listener* listener) {
+void GroupCore::set_listener(net::Listener* listener, const net::PeerIdentity& self) {
   std::lock_guard lock(mu_);
   listener_ = listener;
+  self_ = self;
 }
 
 net::Handlers GroupCore::accepted_handlers() {
@@ -147,7 +149,11 @@ void GroupCore::shut_down() {
   {
     std::lock_guard lock(mu_);
     shutting_down_ = true;
-    if (!failure_) failure_ = Failure{FailureKind::unavailable, "the group was closed"};
+    if (!failure_) {
+      // What peers still waiting on this rank are told.
+      failure_ = Failure{FailureKind::unavailable, fmt::format("{} is unreachable: its group was closed",
+                                                               describe_locked(rank_))};
+    }
     peers.swap(peers_);
     peers_.assign(peers.size(), nullptr);
   }
@@ -164,6 +170,10 @@ std::shared_ptr<net::Connection> GroupCore::peer(int rank) const {
 
 std::string GroupCore::describe(int rank) const {
   std::lock_guard lock(mu_);
+  return describe_locked(rank);
+}
+
+std::string GroupCore::describe_locked(int rank) const {
   const net::PeerIdentity& id = identities_[static_cast<std::size_t>(rank)];
   const std::string& at = addresses_[static_cast<std::size_t>(rank)];
   if (id.role.empty()) return fmt::format("rank {} (at {})", rank, at);
@@ -183,7 +193,7 @@ int GroupCore::rank_of_address(const std::string& address) const {
 // ---- requests from peers ----
 
 net::Message GroupCore::handle(net::Message message, const net::PeerIdentity& from, int known_rank) {
-  TRIB_CHECK(message.method == kCollectiveMethod, InvalidArgument,
+  TRIB_CHECK(message.method == kCollectiveMethod, Error,
              "collectives got a message with method {:#x}", message.method);
   Request r = decode(message.body);
   if (r.family == Family::hello) return handle_hello(r, from);
@@ -192,7 +202,7 @@ net::Message GroupCore::handle(net::Message message, const net::PeerIdentity& fr
     std::lock_guard lock(mu_);
     TRIB_CHECK(configured_, Unavailable, "this rank has not formed its group yet");
     if (rank < 0) rank = rank_of_address(from.address);
-    TRIB_CHECK(rank >= 0 && rank == r.from, InvalidArgument,
+    TRIB_CHECK(rank >= 0 && rank == r.from, Error,
                "{} claims to be rank {} but said hello as rank {}", from.to_string(), r.from, rank);
     TRIB_CHECK(r.generation == generation_, InvalidArgument,
                "a request of group generation {} from rank {} was refused by generation {}",
@@ -258,7 +268,8 @@ net::Message GroupCore::route(const Request& r) {
          [&] { return (current_ && current_->seq >= r.op) || last_seq_ >= r.op; },
          [&] { return fmt::format("operation {} ({}) asked for by rank {} to start on rank {}", r.op,
                                   family_name(r.family), r.from, rank_); });
-    TRIB_CHECK(current_ && current_->seq == r.op, InvalidArgument,
+    if (failure_) throw_failure(*failure_, "");
+    TRIB_CHECK(current_ && current_->seq == r.op, Error,
                "rank {} asked for a piece of operation {} ({}), which rank {} has already finished",
                r.from, r.op, family_name(r.family), rank_);
     op = current_;
@@ -343,7 +354,11 @@ void GroupCore::end(const std::shared_ptr<OpState>& op) {
 void GroupCore::fail(Failure failure) {
   {
     std::lock_guard lock(mu_);
-    if (failure_) return;
+    // The first failure wins, except that a disagreement between ranks (a mismatch) is
+    // always the root cause: peers leaving after it are its consequence.
+    const bool root_cause = failure.kind == FailureKind::invalid_argument &&
+                            failure_ && failure_->kind != FailureKind::invalid_argument;
+    if (failure_ && !root_cause) return;
     failure_ = std::move(failure);
   }
   cv_.notify_all();

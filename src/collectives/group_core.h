@@ -76,7 +76,7 @@ class GroupCore : public std::enable_shared_from_this<GroupCore> {
  public:
   // ---- formation (group.cc) ----
   void configure(const GroupOptions& options);
-  void set_listener(net::Listener* listener);
+  void set_listener(net::Listener* listener, const net::PeerIdentity& self);
   net::Handlers accepted_handlers();
   net::Handlers connected_handlers(int peer);
   void add_peer(int rank, std::shared_ptr<net::Connection> connection);
@@ -100,7 +100,8 @@ class GroupCore : public std::enable_shared_from_this<GroupCore> {
   // ---- operations (active_op.cc) ----
   std::shared_ptr<OpState> begin(OpSpec spec, std::shared_ptr<OpServer> server, Clock::time_point deadline);
   void end(const std::shared_ptr<OpState>& op);
-  // Records the group's failure (the first one wins) and wakes every waiter.
+  // Records the group's failure (the first one wins, but a mismatch overrides) and wakes
+  // every waiter.
   void fail(Failure failure);
   std::optional<Failure> failure() const;
   // Whether this call is the one that should tell the peers (once per group).
@@ -131,6 +132,7 @@ class GroupCore : public std::enable_shared_from_this<GroupCore> {
   [[noreturn]] void refuse(const OpState& op, Failure failure);
   void on_close(const net::PeerIdentity& peer, std::string_view reason, int known_rank);
   int rank_of_address(const std::string& address) const;
+  std::string describe_locked(int rank) const;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -142,6 +144,7 @@ class GroupCore : public std::enable_shared_from_this<GroupCore> {
   std::chrono::milliseconds op_timeout_{600000};
   std::vector<std::string> addresses_;
   net::Listener* listener_ = nullptr;
+  net::PeerIdentity self_;  // this rank's own identity, to name itself to peers
   std::vector<std::shared_ptr<net::Connection>> peers_;
   std::vector<net::PeerIdentity> identities_;
   std::vector<bool> left_;  // peers that said they are done with the group

@@ -99,6 +99,9 @@ class Group {
   std::string describe(int rank) const;
   // Whether a collective has failed on this group (every later one fails at once).
   bool failed() const;
+  // Fails the group here: a collective in progress (on another thread) ends at once with
+  // Unavailable("... rank R aborted: <reason>"), telling its peers, and later ones fail.
+  void abort(const std::string& reason);
 
   // For the algorithms in src/collectives.
   detail::GroupCore& core() { return *core_; }

@@ -1,0 +1,149 @@
+#include "collectives/gradient_exchange.h"
+
+#include <cstring>
+
+#include "collectives/reduce_kernels.h"
+#include "collectives/tensor_view.h"
+#include "trib/collectives/allgather.h"
+
+namespace trib::collectives {
+
+GradientExchange::GradientExchange(std::shared_ptr<Group> group, std::size_t bucket_bytes, Compression compression)
+    : group_(std::move(group)), bucket_bytes_(bucket_bytes), compression_(compression) {
+  TRIB_CHECK(group_ != nullptr, InvalidArgument, "the allreduce strategy needs a group");
+}
+
+GradientExchange::~GradientExchange() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    if (busy_) group_->abort("the allreduce strategy was stopped in the middle of a step");
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void GradientExchange::start(const std::vector<train::GradTensor>& grads) {
+  plan_ = BucketPlan(grads, bucket_bytes_);
+  for (int b = 0; b < plan_.buckets(); ++b) {
+    buckets_.push_back(Tensor::zeros(DType::f32, Shape{plan_.bucket_elements(b)}));
+    pending_.push_back(plan_.bucket_members(b));
+  }
+  sparse_item_.assign(grads.size(), -1);
+  for (std::size_t s = 0; s < plan_.sparse().size(); ++s) {
+    sparse_item_[plan_.sparse()[s]] = plan_.buckets() + static_cast<int>(s);
+  }
+  sparse_in_.resize(plan_.sparse().size());
+  sparse_out_.resize(plan_.sparse().size());
+  reported_.assign(grads.size(), false);
+  ready_.assign(static_cast<std::size_t>(items()), 0);
+  done_.assign(static_cast<std::size_t>(items()), 0);
+  thread_ = std::thread([this] { comm_main(); });
+}
+
+void GradientExchange::report(std::size_t index, const train::GradTensor& grad) {
+  {
+    std::lock_guard lock(mu_);
+    if (plan_.empty() || reported_[index]) return;
+    const BucketSlot& slot = plan_.slot(index);
+    TRIB_CHECK(grad.values.shape() == slot.shape && grad.sparse() == (slot.bucket < 0), InvalidArgument,
+               "allreduce strategy: gradient {} is {}{} but was {}{} in the first step", index,
+               grad.values.spec_string(), grad.sparse() ? " (sparse)" : "", slot.shape.to_string(),
+               slot.bucket < 0 ? " (sparse)" : "");
+    reported_[index] = true;
+  }
+  const BucketSlot& slot = plan_.slot(index);  // the plan never changes once made
+  if (slot.bucket >= 0 && grad.values.nbytes() > 0) {
+    // Outside the lock: gradients own disjoint ranges of their bucket.
+    std::memcpy(buckets_[static_cast<std::size_t>(slot.bucket)].data<float>() + slot.offset,
+                grad.values.data<float>(), grad.values.nbytes());
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (slot.bucket >= 0) {
+      if (--pending_[static_cast<std::size_t>(slot.bucket)] == 0) ready_[static_cast<std::size_t>(slot.bucket)] = step_;
+    } else {
+      const int item = sparse_item_[index];
+      sparse_in_[static_cast<std::size_t>(item - plan_.buckets())] = grad;
+      ready_[static_cast<std::size_t>(item)] = step_;
+    }
+  }
+  cv_.notify_all();
+}
+
+void GradientExchange::finish(std::vector<train::GradTensor>& grads) {
+  if (plan_.empty()) start(grads);
+  TRIB_CHECK(grads.size() == plan_.parameters(), InvalidArgument, "allreduce strategy: {} gradients for {} parameters",
+             grads.size(), plan_.parameters());
+  for (std::size_t i = 0; i < grads.size(); ++i) report(i, grads[i]);
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] {
+    if (error_) return true;
+    for (std::uint64_t d : done_) {
+      if (d != step_) return false;
+    }
+    return true;
+  });
+  if (error_) std::rethrow_exception(error_);
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    const BucketSlot& slot = plan_.slot(i);
+    if (slot.bucket >= 0) {
+      grads[i].values = detail::flat_view(buckets_[static_cast<std::size_t>(slot.bucket)], slot.offset,
+                                          slot.shape.numel()).reshape(slot.shape);
+    } else {
+      grads[i] = sparse_out_[static_cast<std::size_t>(sparse_item_[i] - plan_.buckets())];
+    }
+  }
+  ++step_;
+  reported_.assign(reported_.size(), false);
+  for (int b = 0; b < plan_.buckets(); ++b) pending_[static_cast<std::size_t>(b)] = plan_.bucket_members(b);
+}
+
+void GradientExchange::comm_main() {
+  for (std::uint64_t step = 1;; ++step) {
+    for (int item = 0; item < items(); ++item) {
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || ready_[static_cast<std::size_t>(item)] == step; });
+        if (stopping_) return;
+        busy_ = true;
+      }
+      try {
+        run_item(item);
+      } catch (...) {
+        {
+          std::lock_guard lock(mu_);
+          error_ = std::current_exception();
+          busy_ = false;
+        }
+        cv_.notify_all();
+        return;
+      }
+      {
+        std::lock_guard lock(mu_);
+        done_[static_cast<std::size_t>(item)] = step;
+        busy_ = false;
+      }
+      cv_.notify_all();
+    }
+  }
+}
+
+void GradientExchange::run_item(int item) {
+  if (item < plan_.buckets()) {
+    allreduce(*group_, buckets_[static_cast<std::size_t>(item)], {.average = true, .compression = compression_});
+    return;
+  }
+  // A sparse gradient: everyone's rows and indices, one after another, over the group size
+  // (each worker's rows are already divided by its own batch).
+  const auto s = static_cast<std::size_t>(item - plan_.buckets());
+  const train::GradTensor& in = sparse_in_[s];
+  train::GradTensor out;
+  out.values = allgather(*group_, in.values, {.same_shape = false});
+  out.indices = allgather(*group_, in.indices, {.same_shape = false});
+  detail::scale(out.values.data<float>(), out.values.numel(), 1.0f / static_cast<float>(group_->size()));
+  sparse_out_[s] = std::move(out);
+  sparse_in_[s] = {};
+}
+
+}  // namespace trib::collectives

@@ -1,0 +1,65 @@
+// One training step's gradients in, their averages over the group out, with the
+// collectives on a communication thread of its own: a bucket's allreduce starts the moment
+// its last gradient is reported, while the caller's backprop goes on. The thread runs the
+// buckets in plan order whatever order they fill in, so every worker issues the same
+// collectives in the same order.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "collectives/gradient_buckets.h"
+#include "trib/collectives/allreduce.h"
+#include "trib/collectives/group.h"
+
+namespace trib::collectives {
+
+class GradientExchange {
+ public:
+  GradientExchange(std::shared_ptr<Group> group, std::size_t bucket_bytes, Compression compression);
+  // Stops the thread; if a collective is in progress, the group is aborted so it ends now.
+  ~GradientExchange();
+  GradientExchange(const GradientExchange&) = delete;
+  GradientExchange& operator=(const GradientExchange&) = delete;
+
+  // Copies gradient `index` of the current step into its bucket. Thread-safe. Before the
+  // first finish() (which makes the plan) reports are ignored: that step is exchanged then.
+  void report(std::size_t index, const train::GradTensor& grad);
+  // Reports what was not reported, waits for every exchange of the step, and replaces
+  // `grads` by the averages (dense ones as views of the buckets, valid until the next
+  // step). Rethrows a collective's error (and again on every later call).
+  void finish(std::vector<train::GradTensor>& grads);
+
+ private:
+  int items() const { return plan_.buckets() + static_cast<int>(plan_.sparse().size()); }
+  void start(const std::vector<train::GradTensor>& grads);
+  void comm_main();
+  void run_item(int item);
+
+  std::shared_ptr<Group> group_;
+  std::size_t bucket_bytes_;
+  Compression compression_;
+  BucketPlan plan_;
+  std::vector<Tensor> buckets_;                   // f32 [elements], one per bucket
+  std::vector<int> sparse_item_;                  // per parameter: its sparse item, or -1
+  std::vector<train::GradTensor> sparse_in_, sparse_out_;  // per sparse item
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::uint64_t step_ = 1;           // the step being gathered (the thread's count agrees)
+  std::vector<bool> reported_;       // per parameter, this step
+  std::vector<int> pending_;         // per bucket: gradients still to come this step
+  std::vector<std::uint64_t> ready_;  // per item: the step in which it became ready
+  std::vector<std::uint64_t> done_;   // per item: the step in which it was exchanged
+  std::exception_ptr error_;
+  bool stopping_ = false;
+  bool busy_ = false;  // the thread is inside a collective
+  std::thread thread_;
+};
+
+}  // namespace trib::collectives

@@ -1,0 +1,131 @@
+#include "trib/collectives/strategy_allreduce.h"
+
+#include <fmt/format.h>
+
+#include "collectives/gradient_exchange.h"
+#include "trib/collectives/broadcast.h"
+#include "trib/optim/clip.h"
+
+namespace trib::collectives {
+namespace {
+
+// Rethrows the current trib error with `context` in front, keeping its class.
+[[noreturn]] void rethrow_with(const std::string& context) {
+  try {
+    throw;
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("{}: {}", context, e.what()));
+  } catch (const Unavailable& e) {
+    throw Unavailable(fmt::format("{}: {}", context, e.what()));
+  } catch (const Timeout& e) {
+    throw Timeout(fmt::format("{}: {}", context, e.what()));
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", context, e.what()));
+  }
+}
+
+}  // namespace
+
+AllreduceUpdate::AllreduceUpdate(AllreduceUpdateOptions options) : o_(std::move(options)) {
+  TRIB_CHECK(o_.group && o_.optimizer && o_.schedule, InvalidArgument,
+             "AllreduceUpdate needs a group, an optimizer and a schedule");
+  TRIB_CHECK(o_.bucket_bytes >= sizeof(float), InvalidArgument, "allreduce strategy: bucket size {} bytes is too small",
+             o_.bucket_bytes);
+  exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression);
+}
+
+AllreduceUpdate::~AllreduceUpdate() = default;
+
+void AllreduceUpdate::broadcast_variables(VariableStore& vars) {
+  for (const std::string& name : vars.names()) {
+    try {
+      broadcast(*o_.group, vars.get(name), {.root = 0});
+    } catch (const Error&) {
+      rethrow_with(fmt::format("making worker {} start from worker 0's variables (variable '{}')", o_.group->rank(),
+                               name));
+    }
+  }
+}
+
+void AllreduceUpdate::on_gradient_ready(std::size_t index, const train::GradTensor& grad) {
+  exchange_->report(index, grad);
+}
+
+bool AllreduceUpdate::apply(std::int64_t step, std::vector<train::GradTensor>& grads, VariableStore& vars) {
+  TRIB_CHECK(grads.size() == o_.parameters.size(), InvalidArgument, "{} gradients for {} parameters", grads.size(),
+             o_.parameters.size());
+  try {
+    exchange_->finish(grads);
+  } catch (const Error&) {
+    rethrow_with(fmt::format("step {}: averaging gradients over {} workers", step, o_.group->size()));
+  }
+  // Every worker holds the same averages, so every worker makes the same decision here.
+  if (!train::all_finite(grads)) {
+    TRIB_CHECK(++consecutive_skips_ < o_.max_consecutive_skips, Error,
+               "{} steps in a row had NaN or Inf gradients (last at step {}); stopping. Lower the learning rate or "
+               "enable training.clip_norm",
+               consecutive_skips_, step);
+    return false;
+  }
+  consecutive_skips_ = 0;
+  if (o_.clip_norm > 0) {
+    std::vector<Tensor> values;
+    for (const train::GradTensor& g : grads) values.push_back(g.values);
+    clip_by_global_norm(values, o_.clip_norm);
+  }
+  const float lr = o_.schedule->lr(step);
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    Tensor& param = vars.get(o_.parameters[i]);
+    if (grads[i].sparse()) {
+      o_.optimizer->apply_sparse(o_.parameters[i], param, grads[i].values, grads[i].indices, slots_, lr);
+    } else {
+      o_.optimizer->apply(o_.parameters[i], param, grads[i].values, slots_, lr);
+    }
+  }
+  return true;
+}
+
+void AllreduceUpdate::restore_state(const std::map<std::string, Tensor>& tensors) {
+  slots_.clear();
+  slots_.load_tensors(tensors);
+}
+
+std::shared_ptr<const Schedule> make_allreduce_schedule(ScheduleConfig schedule, float base_lr, int workers,
+                                                        std::int64_t per_worker_batch,
+                                                        const AllreduceStrategyConfig& config) {
+  TRIB_CHECK(workers >= 1 && per_worker_batch >= 1, InvalidArgument,
+             "allreduce schedule: {} workers at batch {} per worker", workers, per_worker_batch);
+  if (config.linear_scaling && workers > 1) {
+    schedule.linear_scaling = true;
+    if (schedule.global_batch == 0) schedule.global_batch = workers * per_worker_batch;
+    if (schedule.base_batch == 0) schedule.base_batch = per_worker_batch;
+    if (schedule.warmup_steps == 0) schedule.warmup_steps = config.warmup_steps;
+    // Goyal et al.'s gradual warm-up starts from the unscaled rate.
+    if (schedule.warmup_start_factor == 0) {
+      schedule.warmup_start_factor =
+          static_cast<float>(static_cast<double>(schedule.base_batch) / static_cast<double>(schedule.global_batch));
+    }
+  }
+  return make_schedule(schedule, base_lr);
+}
+
+std::unique_ptr<AllreduceUpdate> make_allreduce_update(std::shared_ptr<Group> group,
+                                                       std::vector<std::string> parameters,
+                                                       const OptimizerConfig& optimizer,
+                                                       const ScheduleConfig& schedule,
+                                                       const AllreduceStrategyConfig& config,
+                                                       std::int64_t per_worker_batch, double clip_norm) {
+  TRIB_CHECK(group != nullptr, InvalidArgument, "make_allreduce_update needs a group");
+  TRIB_CHECK(config.bucket_mb > 0, InvalidArgument, "strategy.bucket_mb = {} must be positive", config.bucket_mb);
+  AllreduceUpdateOptions o;
+  o.schedule = make_allreduce_schedule(schedule, optimizer.lr, group->size(), per_worker_batch, config);
+  o.group = std::move(group);
+  o.parameters = std::move(parameters);
+  o.optimizer = make_optimizer(optimizer);
+  o.bucket_bytes = static_cast<std::size_t>(config.bucket_mb * 1024 * 1024);
+  o.compression = config.compression;
+  o.clip_norm = clip_norm;
+  return std::make_unique<AllreduceUpdate>(std::move(o));
+}
+
+}  // namespace trib::collectives
