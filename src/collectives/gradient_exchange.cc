@@ -1,5 +1,6 @@
 #include "collectives/gradient_exchange.h"
 
+#include <chrono>
 #include <cstring>
 
 #include "collectives/reduce_kernels.h"
@@ -34,6 +35,9 @@ void GradientExchange::start(const std::vector<train::GradTensor>& grads) {
     sparse_item_[plan_.sparse()[s]] = plan_.buckets() + static_cast<int>(s);
   }
   sparse_in_.resize(plan_.sparse().size());
+  stats_.buckets = plan_.buckets();
+  stats_.sparse = static_cast<int>(plan_.sparse().size());
+  for (int b = 0; b < plan_.buckets(); ++b) stats_.dense_bytes += 4 * static_cast<std::uint64_t>(plan_.bucket_elements(b));
   sparse_out_.resize(plan_.sparse().size());
   reported_.assign(grads.size(), false);
   ready_.assign(static_cast<std::size_t>(items()), 0);
@@ -75,6 +79,11 @@ void GradientExchange::finish(std::vector<train::GradTensor>& grads) {
   if (plan_.empty()) start(grads);
   TRIB_CHECK(grads.size() == plan_.parameters(), InvalidArgument, "allreduce strategy: {} gradients for {} parameters",
              grads.size(), plan_.parameters());
+  const auto began = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mu_);
+    for (std::uint64_t r : ready_) stats_.early += r == step_ ? 1 : 0;
+  }
   for (std::size_t i = 0; i < grads.size(); ++i) report(i, grads[i]);
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] {
@@ -85,6 +94,9 @@ void GradientExchange::finish(std::vector<train::GradTensor>& grads) {
     return true;
   });
   if (error_) std::rethrow_exception(error_);
+  stats_.waited_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  stats_.items += static_cast<std::uint64_t>(items());
+  ++stats_.steps;
   for (std::size_t i = 0; i < grads.size(); ++i) {
     const BucketSlot& slot = plan_.slot(i);
     if (slot.bucket >= 0) {
@@ -97,6 +109,11 @@ void GradientExchange::finish(std::vector<train::GradTensor>& grads) {
   ++step_;
   reported_.assign(reported_.size(), false);
   for (int b = 0; b < plan_.buckets(); ++b) pending_[static_cast<std::size_t>(b)] = plan_.bucket_members(b);
+}
+
+GradientExchange::Stats GradientExchange::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
 }
 
 void GradientExchange::comm_main() {

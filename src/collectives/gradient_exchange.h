@@ -35,6 +35,15 @@ class GradientExchange {
   // step). Rethrows a collective's error (and again on every later call).
   void finish(std::vector<train::GradTensor>& grads);
 
+  struct Stats {
+    std::uint64_t steps = 0;
+    int buckets = 0, sparse = 0;
+    std::uint64_t dense_bytes = 0;       // per step
+    double waited_seconds = 0;           // in finish(), summed over steps
+    std::uint64_t items = 0, early = 0;  // exchanges, and those ready before finish() began
+  };
+  Stats stats() const;
+
  private:
   int items() const { return plan_.buckets() + static_cast<int>(plan_.sparse().size()); }
   void start(const std::vector<train::GradTensor>& grads);
@@ -49,8 +58,9 @@ class GradientExchange {
   std::vector<int> sparse_item_;                  // per parameter: its sparse item, or -1
   std::vector<train::GradTensor> sparse_in_, sparse_out_;  // per sparse item
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
+  Stats stats_;
   std::uint64_t step_ = 1;           // the step being gathered (the thread's count agrees)
   std::vector<bool> reported_;       // per parameter, this step
   std::vector<int> pending_;         // per bucket: gradients still to come this step

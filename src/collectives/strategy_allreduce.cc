@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "collectives/gradient_exchange.h"
+#include "collectives/named_tensors.h"
 #include "trib/collectives/broadcast.h"
 #include "trib/optim/clip.h"
 
@@ -31,6 +32,7 @@ AllreduceUpdate::AllreduceUpdate(AllreduceUpdateOptions options) : o_(std::move(
              "AllreduceUpdate needs a group, an optimizer and a schedule");
   TRIB_CHECK(o_.bucket_bytes >= sizeof(float), InvalidArgument, "allreduce strategy: bucket size {} bytes is too small",
              o_.bucket_bytes);
+  workers_ = o_.group->size();
   exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression);
 }
 
@@ -47,13 +49,59 @@ void AllreduceUpdate::broadcast_variables(VariableStore& vars) {
   }
 }
 
+std::int64_t AllreduceUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) {
+  TRIB_CHECK(o_.group != nullptr, InvalidArgument, "allreduce strategy: start() after finish()");
+  std::int64_t step = UpdateStrategy::start(vars, checkpoint);
+  Tensor s = Tensor::from_vector<std::int64_t>(Shape{1}, {step});
+  try {
+    broadcast(*o_.group, s, {.root = 0});
+  } catch (const Error&) {
+    rethrow_with(fmt::format("worker {} agreeing on the starting step", o_.group->rank()));
+  }
+  broadcast_variables(vars);
+  broadcast_slots();
+  return *s.data<std::int64_t>();
+}
+
+void AllreduceUpdate::broadcast_slots() {
+  std::map<std::string, Tensor> slots = slots_.to_tensors();
+  try {
+    broadcast_named_tensors(*o_.group, slots, 0);
+  } catch (const Error&) {
+    rethrow_with(fmt::format("giving worker {} the chief's optimizer state", o_.group->rank()));
+  }
+  if (o_.group->rank() != 0) restore_state(slots);
+}
+
+void AllreduceUpdate::finish() {
+  final_report_ = report();  // the trainer asks for it after finish()
+  exchange_.reset();
+  o_.group.reset();
+}
+
+std::string AllreduceUpdate::report() const {
+  if (!exchange_) return final_report_;
+  GradientExchange::Stats st = exchange_->stats();
+  if (st.steps == 0) return "";
+  return fmt::format(
+      "allreduce: {} workers, {} bucket(s) of up to {:.1f} MiB{}, {:.2f} MiB averaged per step ({} compression); "
+      "apply() waited {:.2f} ms per step for the exchange; {:.0f}% of exchanges started during backprop",
+      workers_, st.buckets, static_cast<double>(o_.bucket_bytes) / (1 << 20),
+      st.sparse ? fmt::format(" + {} sparse gradient(s) allgathered", st.sparse) : "",
+      static_cast<double>(st.dense_bytes) / (1 << 20), compression_name(o_.compression),
+      st.waited_seconds * 1e3 / static_cast<double>(st.steps),
+      100.0 * static_cast<double>(st.early) / static_cast<double>(std::max<std::uint64_t>(1, st.items)));
+}
+
 void AllreduceUpdate::on_gradient_ready(std::size_t index, const train::GradTensor& grad) {
+  TRIB_CHECK(exchange_ != nullptr, InvalidArgument, "allreduce strategy: a gradient after finish()");
   exchange_->report(index, grad);
 }
 
 bool AllreduceUpdate::apply(std::int64_t step, std::vector<train::GradTensor>& grads, VariableStore& vars) {
   TRIB_CHECK(grads.size() == o_.parameters.size(), InvalidArgument, "{} gradients for {} parameters", grads.size(),
              o_.parameters.size());
+  TRIB_CHECK(exchange_ != nullptr, InvalidArgument, "allreduce strategy: apply() after finish()");
   try {
     exchange_->finish(grads);
   } catch (const Error&) {

@@ -54,9 +54,18 @@ class AllreduceUpdate final : public train::UpdateStrategy {
   explicit AllreduceUpdate(AllreduceUpdateOptions options);
   ~AllreduceUpdate() override;
 
-  // Makes every worker start from rank 0's values: broadcasts every variable in `vars`
-  // (sorted by name). A worker whose model differs fails with both shapes named.
+  // Makes every worker start where rank 0 (the chief) starts: its checkpoint's step (with
+  // a checkpoint, which only the chief reads), its variables and its optimizer state.
+  std::int64_t start(VariableStore& vars, const Checkpoint* checkpoint) override;
+  // Broadcasts every variable in `vars` (sorted by name) from rank 0. A worker whose model
+  // differs fails naming the variable and both shapes.
   void broadcast_variables(VariableStore& vars);
+  // Stops the communication thread and drops this strategy's hold on the group (the rank
+  // leaves cleanly once nothing else holds it).
+  void finish() override;
+  // One line: workers, buckets, bytes averaged per step, and how much of the exchange
+  // backprop hid (time apply() still waited, share of buckets sent before apply()).
+  std::string report() const override;
 
   // Copies the gradient into its bucket; the bucket's allreduce starts once it is full.
   // Thread-safe (backprop may report from several threads at once).
@@ -71,7 +80,11 @@ class AllreduceUpdate final : public train::UpdateStrategy {
   const Group& group() const { return *o_.group; }
 
  private:
+  void broadcast_slots();
+
   AllreduceUpdateOptions o_;
+  int workers_ = 1;
+  std::string final_report_;
   std::unique_ptr<GradientExchange> exchange_;
   SlotStore slots_;
   int consecutive_skips_ = 0;

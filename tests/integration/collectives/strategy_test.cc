@@ -258,3 +258,41 @@ TEST(AllreduceStrategy, DifferentModelsAreReportedWithTheVariableAndBothShapes) 
 
 }  // namespace
 }  // namespace trib::collectives
+
+namespace trib::collectives {
+namespace {
+
+// start(): every worker takes the chief's step, variables and optimizer state (only the
+// chief reads a checkpoint); report() after finish() still describes the run.
+TEST(AllreduceStrategy, StartGivesEveryWorkerTheChiefsVariablesAndOptimizerState) {
+  const int n = 3;
+  ThreadGroup g(n);
+  std::vector<VariableStore> vars(n);
+  std::vector<std::map<std::string, Tensor>> slots(n);
+  std::vector<std::string> reports(n);
+  g.run_ok([&](int r, Group&) {
+    VariableStore& v = vars[static_cast<std::size_t>(r)];
+    v.set("a", Tensor::full(Shape{3}, static_cast<float>(r)));
+    v.set("b", Tensor::full(Shape{2, 2}, static_cast<float>(10 + r)));
+    std::shared_ptr<Group> group(std::move(g.groups[static_cast<std::size_t>(r)]));
+    AllreduceUpdate update({.group = group, .parameters = {"a", "b"}, .optimizer = std::make_shared<Adam>(),
+                            .schedule = std::make_shared<ConstantSchedule>(0.1f)});
+    if (r == 0) update.restore_state({{"slot/a/m", Tensor::full(Shape{3}, 0.5f)}, {"slot/b/step", Tensor::from_vector<std::int64_t>(Shape{}, {7})}});
+    EXPECT_EQ(update.start(v, nullptr), 0);
+    for (const auto& [name, t] : update.state()) slots[static_cast<std::size_t>(r)][name] = t.clone();
+    std::vector<train::GradTensor> grads{{Tensor::full(Shape{3}, 1.0f), {}}, {Tensor::full(Shape{2, 2}, 1.0f), {}}};
+    ASSERT_TRUE(update.apply(0, grads, v));
+    update.finish();
+    reports[static_cast<std::size_t>(r)] = update.report();
+  });
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(max_difference(vars[0], vars[static_cast<std::size_t>(r)]), 0.0);
+    ASSERT_EQ(slots[static_cast<std::size_t>(r)].size(), 2u) << "rank " << r;
+    EXPECT_EQ(slots[static_cast<std::size_t>(r)].at("slot/a/m").data<float>()[2], 0.5f);
+    EXPECT_THAT(reports[static_cast<std::size_t>(r)], ::testing::HasSubstr("allreduce: 3 workers, 1 bucket(s)"));
+  }
+  EXPECT_EQ(vars[2].get("b").shape(), (Shape{2, 2}));
+}
+
+}  // namespace
+}  // namespace trib::collectives

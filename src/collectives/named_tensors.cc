@@ -1,0 +1,53 @@
+#include "collectives/named_tensors.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "trib/collectives/broadcast.h"
+
+namespace trib::collectives {
+namespace {
+
+// One line per tensor: name, dtype, dims (comma-separated), separated by tabs.
+std::string catalogue_of(const std::map<std::string, Tensor>& tensors) {
+  std::string out;
+  for (const auto& [name, t] : tensors) {
+    TRIB_CHECK(name.find_first_of("\t\n") == std::string::npos, InvalidArgument,
+               "tensor name '{}' cannot be broadcast: it contains a tab or newline", name);
+    out += fmt::format("{}\t{}\t{}\n", name, dtype_name(t.dtype()), fmt::join(t.shape().dims(), ","));
+  }
+  return out;
+}
+
+std::map<std::string, Tensor> tensors_of(const std::string& catalogue) {
+  std::map<std::string, Tensor> out;
+  std::istringstream lines(catalogue);
+  for (std::string line; std::getline(lines, line);) {
+    auto a = line.find('\t'), b = line.rfind('\t');
+    TRIB_CHECK(a != std::string::npos && b > a, Corruption, "malformed tensor catalogue line '{}'", line);
+    std::vector<std::int64_t> dims;
+    std::istringstream ds(line.substr(b + 1));
+    for (std::string d; std::getline(ds, d, ',');) dims.push_back(std::stoll(d));
+    out[line.substr(0, a)] = Tensor::empty(parse_dtype(line.substr(a + 1, b - a - 1)), Shape(dims));
+  }
+  return out;
+}
+
+}  // namespace
+
+void broadcast_named_tensors(Group& group, std::map<std::string, Tensor>& tensors, int root) {
+  std::string catalogue = group.rank() == root ? catalogue_of(tensors) : std::string();
+  Tensor length = Tensor::from_vector<std::int64_t>(Shape{1}, {static_cast<std::int64_t>(catalogue.size())});
+  broadcast(group, length, {.root = root});
+  const auto bytes = static_cast<std::size_t>(*length.data<std::int64_t>());
+  Tensor text = Tensor::zeros(DType::i32, Shape{static_cast<std::int64_t>((bytes + 3) / 4)});
+  if (group.rank() == root) std::memcpy(text.raw_data(), catalogue.data(), bytes);
+  broadcast(group, text, {.root = root});
+  if (group.rank() != root) tensors = tensors_of(std::string(static_cast<const char*>(text.raw_data()), bytes));
+  for (auto& [name, t] : tensors) broadcast(group, t, {.root = root});
+}
+
+}  // namespace trib::collectives
