@@ -33,16 +33,25 @@ int run_cli(int argc, char** argv) {
   RoleArgs ps_args, worker_args;
   CLI::App* ps_cmd = app.add_subcommand("ps", "Run a parameter server of a cluster job");
   CLI::App* worker_cmd = app.add_subcommand("worker", "Run a worker of a cluster job");
-  for (auto [cmd, a] : {std::pair{ps_cmd, &ps_args}, std::pair{worker_cmd, &worker_args}}) {
+  NodeArgs node_args;
+  CLI::App* node_cmd = app.add_subcommand(
+      "node", "Run one process of an srun/mpirun launch: ranks below --ps are parameter servers, the rest workers");
+  node_cmd->add_option("--ps", node_args.ps, "how many of the launched processes are parameter servers")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  for (auto [cmd, a] : {std::pair{ps_cmd, &ps_args}, std::pair{worker_cmd, &worker_args},
+                        std::pair{node_cmd, &node_args.role}}) {
     cmd->add_option("--join", a->join, "the coordinator's HOST:PORT")->required();
     cmd->add_option("--secret-file", a->secret_file, "file holding the cluster secret (hex); default: $TRIB_CLUSTER_SECRET");
-    cmd->add_option("--bind", a->bind_host, "address this role's servers bind to (default 127.0.0.1)");
+    cmd->add_option("--bind", a->bind_host, "address this role's servers bind to (default: the job's cluster.bind_host)");
+    cmd->add_option("--timeout", a->timeout_s, "seconds to keep trying to reach the coordinator (default 60)")
+        ->check(CLI::PositiveNumber);
   }
 
   CoordinatorArgs coord;
   CLI::App* coord_cmd = app.add_subcommand("coordinator", "Run the coordinator of a multi-host cluster job");
   coord_cmd->add_option("config", coord.config, "job file (YAML) with a cluster section")->required()->check(CLI::ExistingFile);
-  coord_cmd->add_option("--listen", coord.listen, "HOST:PORT to listen on")->required();
+  coord_cmd->add_option("--listen", coord.listen, "HOST:PORT to listen on (default: the job's cluster.coordinator)");
   coord_cmd->add_option("--secret-file", coord.secret_file, "cluster secret (hex); created if missing")->required();
   coord_cmd->add_option("--output", coord.output, "run directory (on the chief worker's host)");
   coord_cmd->add_option("--set", coord.overrides, "override a setting: key.path=value (repeatable)");
@@ -89,6 +98,7 @@ int run_cli(int argc, char** argv) {
     if (*inspect_cmd) return run_inspect(inspect_path);
     if (*ps_cmd) return run_ps_role(ps_args);
     if (*worker_cmd) return run_worker_role(worker_args);
+    if (*node_cmd) return run_node_role(node_args);
     if (*coord_cmd) return run_coordinator(coord);
     if (*broker_cmd) return run_broker(broker);
     if (*produce_cmd) return run_produce(produce);

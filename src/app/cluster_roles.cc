@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
+#include <thread>
 
 #include "trib/cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
@@ -114,6 +116,29 @@ std::string reachable_host(const std::string& bind_host, const std::string& coor
   return text;
 }
 
+// Parameter server p's address once it publishes it. If the coordinator stops the job first
+// (another role failed), say so rather than report the connection it then closes.
+std::string ps_address(cluster::Member& member, int p, std::chrono::seconds timeout) {
+  std::string key = fmt::format("ps/{}/address", p);
+  auto until = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    std::optional<std::string> address;
+    try {
+      address = member.store().try_get(key);
+    } catch (const Error&) {
+      if (!member.shutdown_requested()) throw;
+    }
+    TRIB_CHECK(!member.shutdown_requested(), Unavailable,
+               "the coordinator at {} stopped the job before training began: another role failed (its log says which)",
+               member.coordinator_address());
+    if (address) return *address;
+    TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout,
+               "parameter server {} did not publish its address within {} s (cluster.join_timeout_s)", p,
+               timeout.count());
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
 }  // namespace
 
 int run_ps_role(const RoleArgs& args) {
@@ -164,7 +189,7 @@ int run_worker_role(const RoleArgs& args) {
     ps::Placement placement = placement_for(job, vars);
     if (m.index == 0) fmt::print("placement ({}):\n{}\n", job.strategy.placement, placement.table(vars));
     for (int p = 0; p < m.ps; ++p) {
-      std::string address = member->store().get(fmt::format("ps/{}/address", p), std::chrono::seconds(job.cluster.join_timeout_s));
+      std::string address = ps_address(*member, p, std::chrono::seconds(job.cluster.join_timeout_s));
       servers.push_back(data_plane->connect(address));
     }
     o.distribution.make_update = [&, vars, placement](const std::vector<std::string>&, std::shared_ptr<const Optimizer> opt,

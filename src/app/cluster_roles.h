@@ -13,11 +13,23 @@ namespace trib::app {
 struct RoleArgs {
   std::string join;         // the coordinator's address
   std::string secret_file;  // empty: from the TRIB_CLUSTER_SECRET environment variable
-  std::string bind_host = "127.0.0.1";
+  std::string bind_host;    // where this role's servers listen; empty: the job's cluster.bind_host
+  int timeout_s = 60;       // how long to keep trying to reach the coordinator
+  // Set by `trib node`: the split it was told to make; a job that disagrees is refused.
+  int expected_ps = -1;
+  int expected_workers = -1;
 };
 
 int run_ps_role(const RoleArgs& args);
 int run_worker_role(const RoleArgs& args);
+
+// `trib node`: one process of an srun/mpirun launch. Ranks below `ps` become parameter
+// servers, the rest workers; rank and size come from the launcher's environment.
+struct NodeArgs {
+  RoleArgs role;
+  int ps = 0;
+};
+int run_node_role(const NodeArgs& args);
 
 // The secret from --secret-file, or else from the launcher's environment variable.
 net::ClusterSecret load_secret(const std::string& secret_file);

@@ -59,12 +59,29 @@ int run_coordinator(const CoordinatorArgs& args) {
                                      net::PeerIdentity{"coordinator", 0, ""}, net_options(job.cluster));
   auto transport = std::make_shared<net::TcpTransport>(ctx);
   std::string run_dir = args.output.empty() ? train::RunDirectory::default_path(job.name).string() : args.output;
-  cluster::Coordinator coordinator(transport, {args.listen, job.resolved_yaml, run_dir, false, job.cluster.ps,
+  // --listen may differ from a spec's coordinator: 0.0.0.0:7000 on the host the spec names.
+  std::string listen = args.listen.empty() ? job.cluster.coordinator : args.listen;
+  cluster::Coordinator coordinator(transport, {listen, job.resolved_yaml, run_dir, false, job.cluster.ps,
                                                job.cluster.workers});
   fmt::print("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)\n",
              coordinator.address(), job.cluster.ps, job.cluster.workers);
   std::fflush(stdout);
-  cluster::Outcome outcome = coordinator.wait(std::chrono::hours(24 * 365));
+  // Wait in short slices so that connections refused for a wrong secret are reported as
+  // they come (each is also logged with its address); the job itself is not disturbed.
+  cluster::Outcome outcome;
+  std::uint64_t refused = 0;
+  for (;;) {
+    try {
+      outcome = coordinator.wait(std::chrono::seconds(1));
+      break;
+    } catch (const Timeout&) {
+    }
+    if (std::uint64_t n = ctx->stats().auth_failures.load(); n != refused) {
+      refused = n;
+      fmt::print("coordinator: {} connection(s) refused so far for a wrong cluster secret\n", refused);
+      std::fflush(stdout);
+    }
+  }
   coordinator.shutdown_members();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   TRIB_CHECK(outcome.ok, Error, "the job failed: {}", outcome.failure);

@@ -1,6 +1,10 @@
 #include "trib/config/job_config.h"
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "config/config_reader.h"
@@ -166,12 +170,84 @@ TrainingConfig read_training(ConfigReader r) {
   return t;
 }
 
+// "host:port" or "[v6 address]:port", with a port the other roles can be told in advance.
+Endpoint parse_endpoint(const std::string& text, const std::string& file, const std::string& key) {
+  auto bad = [&](std::string_view why) {
+    return InvalidArgument(fmt::format("config {}: {} '{}' is not host:port: {}", file, key, text, why));
+  };
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos) throw bad("it has no ':PORT'");
+  Endpoint e;
+  e.host = text.substr(0, colon);
+  std::string port = text.substr(colon + 1);
+  if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']') {
+    e.host = e.host.substr(1, e.host.size() - 2);
+  } else if (e.host.find(':') != std::string::npos) {
+    throw bad("write an IPv6 host in brackets, as in [::1]:7000");
+  }
+  if (e.host.empty()) throw bad("the host is missing");
+  for (char ch : e.host)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '-' && ch != '_' && ch != ':')
+      throw bad(fmt::format("'{}' is not a host name or address", e.host));
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), e.port);
+  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || e.port < 1 || e.port > 65535)
+    throw bad("the port must be a number from 1 to 65535");
+  return e;
+}
+
+// cluster.spec: {coordinator: "h:p", ps: ["h:p", ...], workers: ["h:p", ...]}.
+ClusterSpec read_spec(ConfigReader r) {
+  ClusterSpec spec;
+  spec.coordinator = parse_endpoint(r.required<std::string>("coordinator"), r.file(), r.where("coordinator"));
+  // Every address once: two roles cannot listen at one host:port.
+  std::map<std::string, std::string> seen{{spec.coordinator.to_string(), r.where("coordinator")}};
+  auto read_list = [&](const std::string& key) {
+    std::vector<Endpoint> out;
+    std::vector<std::string> texts = r.get_list<std::string>(key, {});
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      std::string where = fmt::format("{}[{}]", r.where(key), i);
+      Endpoint e = parse_endpoint(texts[i], r.file(), where);
+      std::string canonical = e.to_string();
+      std::transform(canonical.begin(), canonical.end(), canonical.begin(), ::tolower);
+      auto [it, fresh] = seen.emplace(canonical, where);
+      TRIB_CHECK(fresh, InvalidArgument, "config {}: {} '{}' repeats {}: every role needs its own host:port", r.file(),
+                 where, texts[i], it->second);
+      out.push_back(std::move(e));
+    }
+    return out;
+  };
+  spec.ps = read_list("ps");
+  spec.workers = read_list("workers");
+  r.finish();
+  TRIB_CHECK(!spec.workers.empty(), InvalidArgument, "config {}: {} must list at least one host:port", r.file(),
+             r.where("workers"));
+  return spec;
+}
+
 ClusterConfig read_cluster(ConfigReader r, bool present) {
   ClusterConfig c;
   c.enabled = present;
   c.ps = r.get<int>("ps", c.ps);
   c.workers = r.get<int>("workers", c.workers);
   c.coordinator = r.get<std::string>("coordinator", c.coordinator);
+  if (r.has("spec")) {
+    c.has_spec = true;
+    c.spec = read_spec(r.child("spec"));
+    // Counts may be written beside the lists, but then they must agree with them.
+    auto agree = [&](const std::string& key, int count, std::size_t listed) {
+      TRIB_CHECK(!r.has(key) || count == static_cast<int>(listed), InvalidArgument,
+                 "config {}: {} is {} but {}.{} lists {} address(es)", r.file(), r.where(key), count, r.where("spec"),
+                 key, listed);
+    };
+    agree("ps", c.ps, c.spec.ps.size());
+    agree("workers", c.workers, c.spec.workers.size());
+    TRIB_CHECK(!r.has("coordinator") || c.coordinator == c.spec.coordinator.to_string(), InvalidArgument,
+               "config {}: {} '{}' disagrees with {}.coordinator '{}'", r.file(), r.where("coordinator"),
+               c.coordinator, r.where("spec"), c.spec.coordinator.to_string());
+    c.ps = static_cast<int>(c.spec.ps.size());
+    c.workers = static_cast<int>(c.spec.workers.size());
+    c.coordinator = c.spec.coordinator.to_string();
+  }
   c.bind_host = r.get<std::string>("bind_host", c.bind_host);
   c.heartbeat_ms = r.get<int>("heartbeat_ms", c.heartbeat_ms);
   c.peer_timeout_ms = r.get<int>("peer_timeout_ms", c.peer_timeout_ms);
@@ -269,6 +345,10 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_job_config(ss.str(), path, overrides);
+}
+
+std::string Endpoint::to_string() const {
+  return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
 }
 
 std::shared_ptr<nn::Sequential> build_model(const ModelConfig& model) {

@@ -69,13 +69,32 @@ struct ThreadsConfig {
   int inter = 1;
 };
 
+// One "host:port" of a static cluster spec, checked when the job is read.
+struct Endpoint {
+  std::string host;
+  int port = 0;
+  std::string to_string() const;  // "10.0.0.2:7001", "[::1]:7001"
+};
+
+// A static cluster spec: every role's address written down in the job, for clusters whose
+// hosts are known in advance. Indices are still handed out by the coordinator in join
+// order; role i listens on the port of entry i, so firewalls can be opened per port.
+struct ClusterSpec {
+  Endpoint coordinator;
+  std::vector<Endpoint> ps, workers;
+};
+
 // Where the job's processes run. Absent from the file: one process, no cluster.
 struct ClusterConfig {
   bool enabled = false;
   int ps = 0;       // parameter servers
   int workers = 1;
-  // Where the coordinator listens (port 0: any free port, for a local cluster).
+  // Where the coordinator listens (port 0: any free port, for a local cluster). With a spec,
+  // spec.coordinator.
   std::string coordinator = "127.0.0.1:0";
+  // cluster.spec: when present, ps and workers are the lengths of its lists.
+  bool has_spec = false;
+  ClusterSpec spec;
   // Servers bind here; 127.0.0.1 unless the cluster spans hosts.
   std::string bind_host = "127.0.0.1";
   int heartbeat_ms = 1000;

@@ -1,0 +1,191 @@
+// Cluster roles as separate `trib` processes, the way an operator starts them on several
+// hosts: a process's output is gathered as it comes, and tests wait on what it printed.
+#pragma once
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "trib/cluster/child_process.h"
+
+namespace trib::testing {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// A program's full path from PATH (ChildProcess execs a path), or "" when absent.
+inline std::string find_program(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  dirs += ":/usr/sbin:/sbin";
+  for (std::size_t b = 0, e; b <= dirs.size(); b = e + 1) {
+    e = dirs.find(':', b);
+    if (e == std::string::npos) e = dirs.size();
+    fs::path p = fs::path(dirs.substr(b, e - b)) / name;
+    if (!p.empty() && ::access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return "";
+}
+
+// A `trib` process (or `trib` under a wrapper: `ip netns exec NS`, `mpirun -np 3`).
+class Trib {
+ public:
+  Trib(std::string name, std::vector<std::string> args, std::vector<std::string> wrapper = {},
+       std::map<std::string, std::string> env = {})
+      : name_(std::move(name)) {
+    args.insert(args.begin(), TRIB_BINARY);
+    args.insert(args.begin(), wrapper.begin(), wrapper.end());
+    process_ = std::make_unique<cluster::ChildProcess>(name_, args, env);
+  }
+  // A wrapper (mpirun) may have children of its own: SIGTERM lets it take them down.
+  ~Trib() {
+    if (exited()) return;
+    process_->signal(SIGTERM);
+    auto until = Clock::now() + 3s;
+    while (!exited() && Clock::now() < until) std::this_thread::sleep_for(20ms);
+  }
+
+  void pump() {
+    for (const std::string& line : process_->read_lines()) output_ += line + "\n";
+  }
+  bool exited() {
+    pump();
+    return process_->poll_exit().has_value() && process_->output_closed();
+  }
+  // The exit status, or 128 + the signal that ended it.
+  int exit_code() {
+    int st = *process_->poll_exit();
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+  bool printed(const std::string& text) const { return output_.find(text) != std::string::npos; }
+  std::string find(const std::string& pattern) const {
+    std::smatch m;
+    return std::regex_search(output_, m, std::regex(pattern)) ? m[1].str() : std::string();
+  }
+  const std::string& output() const { return output_; }
+  const std::string& name() const { return name_; }
+  void signal(int sig) { process_->signal(sig); }
+
+ private:
+  std::string name_;
+  std::unique_ptr<cluster::ChildProcess> process_;
+  std::string output_;
+};
+
+// Pumps every process until `done` holds or the limit passes; returns done().
+inline bool wait_until(const std::vector<Trib*>& procs, const std::function<bool()>& done,
+                       std::chrono::milliseconds limit) {
+  auto until = Clock::now() + limit;
+  for (;;) {
+    for (Trib* p : procs) p->pump();
+    if (done()) return true;
+    if (Clock::now() > until) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+inline bool wait_exit(Trib& p, std::chrono::milliseconds limit, const std::vector<Trib*>& others = {}) {
+  std::vector<Trib*> all = others;
+  all.push_back(&p);
+  return wait_until(all, [&] { return p.exited(); }, limit);
+}
+
+// Everything the processes printed, for failure messages.
+inline std::string transcript(const std::vector<Trib*>& procs) {
+  std::string out;
+  for (Trib* p : procs) out += "---- " + p->name() + "\n" + p->output();
+  return out;
+}
+
+inline std::size_t line_count(const std::string& text) {
+  std::size_t n = 0;
+  for (std::size_t b = 0, e; b < text.size(); b = e + 1) {
+    e = text.find('\n', b);
+    if (e == std::string::npos) e = text.size();
+    if (e > b) ++n;
+  }
+  return n;
+}
+
+// A fresh directory under the temporary directory, removed when the test ends.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name)
+      : path_(fs::temp_directory_path() / ("trib_e2e_cluster_" + name + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+  std::string file(const std::string& name, const std::string& text) const {
+    fs::path p = path_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+ private:
+  fs::path path_;
+};
+
+inline const char* kSecretHex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+inline const char* kOtherSecretHex = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+
+// A job small enough to train in a few seconds on one core per process: a tiny MLP on the
+// first 2,000 Fashion-MNIST images, asynchronous parameter servers.
+inline std::string tiny_job(const std::string& cluster_section) {
+  return R"(name: tiny_cluster
+model:
+  input: [1, 28, 28]
+  classes: 10
+  layers:
+    - {type: flatten}
+    - {type: dense, units: 32, activation: relu}
+    - {type: dense, units: 10}
+data:
+  format: idx
+  train:
+    images: /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
+    labels: /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz
+  test:
+    images: /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz
+    labels: /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
+  train_subset: 2000
+  test_subset: 500
+optimizer: {name: adam, lr: 0.002}
+training: {steps: 40, batch: 32, train_metrics: false}
+threads: {intra: 1, inter: 1}
+strategy: {name: ps, mode: async}
+)" + cluster_section;
+}
+
+// A port free on 127.0.0.1 right now (the kernel's choice; a test binds it soon after).
+inline int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+}  // namespace trib::testing

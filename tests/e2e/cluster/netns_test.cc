@@ -1,0 +1,121 @@
+// Several hosts on one machine: the coordinator, a parameter server and a worker each in
+// its own network namespace, joined by veth pairs to a bridge in a fourth namespace. Each
+// role binds to its namespace's address, so they can reach each other only across the
+// bridge, as on separate hosts. Every address used (10.99.0.0/24) exists only inside the
+// namespaces this test creates; nothing is sent anywhere else.
+#include <unistd.h>
+
+#include "e2e/cluster/cluster_process.h"
+
+namespace trib::testing {
+namespace {
+
+// Runs a command to completion; its exit code, with its output in `out`.
+int run_command(const std::vector<std::string>& argv, std::string& out) {
+  cluster::ChildProcess p(argv[0], argv, {});
+  auto until = Clock::now() + 10s;
+  while (!(p.poll_exit() && p.output_closed()) && Clock::now() < until) {
+    for (const std::string& line : p.read_lines()) out += line + "\n";
+    std::this_thread::sleep_for(5ms);
+  }
+  if (!p.poll_exit()) return -1;
+  for (const std::string& line : p.read_lines()) out += line + "\n";
+  int st = *p.poll_exit();
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// Three role namespaces and a hub with a bridge; all deleted on destruction, whatever
+// happened (deleting a namespace also deletes the veth ends inside it).
+class NamespaceLab {
+ public:
+  struct Host {
+    std::string ns;
+    std::string address;
+  };
+
+  NamespaceLab() : ip_(find_program("ip")) {
+    std::string tag = "trib" + std::to_string(::getpid());
+    hub_ = tag + "-hub";
+    hosts_ = {{tag + "-c", "10.99.0.1"}, {tag + "-p", "10.99.0.2"}, {tag + "-w", "10.99.0.3"}};
+  }
+  ~NamespaceLab() {
+    std::string ignored;
+    for (const std::string& ns : created_) run_command({ip_, "netns", "del", ns}, ignored);
+  }
+
+  // Why namespaces cannot be made here, or "" once they are made.
+  std::string create() {
+    if (::geteuid() != 0) return "needs root (ip netns add)";
+    if (ip_.empty()) return "needs the ip command (Debian: apt-get install iproute2)";
+    if (std::string e = add_namespace(hub_); !e.empty()) return e;
+    for (const Host& h : hosts_)
+      if (std::string e = add_namespace(h.ns); !e.empty()) return e;
+    std::vector<std::vector<std::string>> steps{{"-n", hub_, "link", "add", "br0", "type", "bridge"},
+                                                {"-n", hub_, "link", "set", "br0", "up"}};
+    for (std::size_t i = 0; i < hosts_.size(); ++i) {
+      const Host& h = hosts_[i];
+      std::string end = "v" + std::to_string(i);
+      steps.push_back({"-n", hub_, "link", "add", end, "type", "veth", "peer", "name", "eth0", "netns", h.ns});
+      steps.push_back({"-n", hub_, "link", "set", end, "master", "br0", "up"});
+      steps.push_back({"-n", h.ns, "addr", "add", h.address + "/24", "dev", "eth0"});
+      steps.push_back({"-n", h.ns, "link", "set", "eth0", "up"});
+      steps.push_back({"-n", h.ns, "link", "set", "lo", "up"});
+    }
+    for (std::vector<std::string>& s : steps) {
+      s.insert(s.begin(), ip_);
+      std::string out;
+      if (run_command(s, out) != 0) return "cannot set up the namespaces' network: " + out;
+    }
+    return "";
+  }
+
+  const Host& host(int i) const { return hosts_[static_cast<std::size_t>(i)]; }
+  std::vector<std::string> exec_in(int i) const { return {ip_, "netns", "exec", host(i).ns}; }
+
+ private:
+  std::string add_namespace(const std::string& ns) {
+    std::string out;
+    if (run_command({ip_, "netns", "add", ns}, out) != 0) return "cannot create a network namespace: " + out;
+    created_.push_back(ns);
+    return "";
+  }
+
+  std::string ip_;
+  std::string hub_;
+  std::vector<Host> hosts_;
+  std::vector<std::string> created_;
+};
+
+TEST(NetworkNamespaces, OneRolePerNamespaceTrainsToTheEnd) {
+  NamespaceLab lab;  // declared first: destroyed after the processes inside it
+  if (std::string why = lab.create(); !why.empty())
+    GTEST_SKIP() << "skipping the multi-host test in network namespaces: " << why;
+  TempDir dir("netns");
+  std::string secret = dir.file("secret", kSecretHex);
+  std::string job = dir.file("job.yaml", tiny_job("cluster: {ps: 1, workers: 1}\n"));
+  std::string coordinator_address = lab.host(0).address + ":7000";
+
+  Trib coordinator("coordinator",
+                   {"coordinator", job, "--listen", coordinator_address, "--secret-file", secret, "--output",
+                    (dir.path() / "run").string()},
+                   lab.exec_in(0));
+  ASSERT_TRUE(wait_until({&coordinator}, [&] { return coordinator.printed("waiting for"); }, 20s))
+      << coordinator.output();
+  Trib ps("ps", {"ps", "--join", coordinator_address, "--bind", lab.host(1).address, "--secret-file", secret},
+          lab.exec_in(1));
+  Trib worker("worker",
+              {"worker", "--join", coordinator_address, "--bind", lab.host(2).address, "--secret-file", secret},
+              lab.exec_in(2));
+  std::vector<Trib*> all{&coordinator, &ps, &worker};
+  ASSERT_TRUE(wait_until(all, [&] { return coordinator.exited() && ps.exited() && worker.exited(); }, 50s))
+      << transcript(all);
+  EXPECT_EQ(coordinator.exit_code(), 0) << transcript(all);
+  EXPECT_EQ(ps.exit_code(), 0) << transcript(all);
+  EXPECT_EQ(worker.exit_code(), 0) << transcript(all);
+  EXPECT_TRUE(ps.printed("ps 0 serving at " + lab.host(1).address + ":")) << transcript(all);
+  EXPECT_TRUE(worker.printed("done: test accuracy")) << transcript(all);
+  EXPECT_TRUE(coordinator.printed("every worker finished")) << transcript(all);
+}
+
+}  // namespace
+}  // namespace trib::testing

@@ -1,0 +1,117 @@
+// The Kubernetes manifests in deploy/k8s: each file parses, and the pieces agree with each
+// other (names, ports, replica counts against the job in the ConfigMap), since no cluster
+// checks them here.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trib/config/job_config.h"
+
+namespace trib::config {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kDir = fs::path(TRIB_SOURCE_DIR) / "deploy" / "k8s";
+
+// Every document of every manifest, by kind and name ("StatefulSet/ps").
+std::map<std::string, YAML::Node> load_manifests() {
+  std::map<std::string, YAML::Node> out;
+  for (const auto& entry : fs::directory_iterator(kDir)) {
+    if (entry.path().extension() != ".yaml" && entry.path().extension() != ".yml") continue;
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAllFromFile(entry.path().string());
+    } catch (const YAML::Exception& e) {
+      ADD_FAILURE() << entry.path() << " is not valid YAML: " << e.what();
+      continue;
+    }
+    for (const YAML::Node& d : docs) {
+      if (d.IsNull()) continue;
+      EXPECT_TRUE(d["apiVersion"] && d["kind"] && d["metadata"]["name"])
+          << entry.path() << ": every object needs apiVersion, kind and metadata.name";
+      if (d["kind"] && d["metadata"]["name"])
+        out[d["kind"].as<std::string>() + "/" + d["metadata"]["name"].as<std::string>()] = d;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> args_of(const YAML::Node& set) {
+  return set["spec"]["template"]["spec"]["containers"][0]["args"].as<std::vector<std::string>>();
+}
+
+std::string after(const std::vector<std::string>& args, const std::string& flag) {
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == flag) return args[i + 1];
+  return "";
+}
+
+TEST(DeployManifests, EveryFileParsesAndTheExpectedObjectsExist) {
+  ASSERT_TRUE(fs::is_directory(kDir)) << kDir;
+  auto m = load_manifests();
+  for (const char* name : {"Service/trib", "ConfigMap/trib-job", "StatefulSet/coordinator", "StatefulSet/ps",
+                           "StatefulSet/worker"})
+    EXPECT_TRUE(m.count(name)) << name << " is missing from deploy/k8s";
+}
+
+TEST(DeployManifests, TheServiceIsHeadlessAndServesTheCoordinatorPort) {
+  auto m = load_manifests();
+  YAML::Node svc = m["Service/trib"];
+  ASSERT_TRUE(svc);
+  EXPECT_EQ(svc["spec"]["clusterIP"].as<std::string>(), "None") << "headless: one DNS name per pod";
+  EXPECT_EQ(svc["spec"]["ports"][0]["port"].as<int>(), 7000);
+}
+
+TEST(DeployManifests, RolesJoinTheCoordinatorByItsStableNameWithTheSharedSecret) {
+  auto m = load_manifests();
+  YAML::Node coordinator = m["StatefulSet/coordinator"];
+  ASSERT_TRUE(coordinator);
+  EXPECT_EQ(coordinator["spec"]["serviceName"].as<std::string>(), "trib");
+  EXPECT_EQ(coordinator["spec"]["replicas"].as<int>(), 1);
+  std::vector<std::string> cargs = args_of(coordinator);
+  EXPECT_EQ(cargs[0], "coordinator");
+  EXPECT_EQ(after(cargs, "--listen"), "0.0.0.0:7000");
+  std::string secret_name =
+      coordinator["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"].as<std::string>();
+  for (const char* role : {"ps", "worker"}) {
+    YAML::Node set = m[std::string("StatefulSet/") + role];
+    ASSERT_TRUE(set) << role;
+    EXPECT_EQ(set["spec"]["serviceName"].as<std::string>(), "trib") << role;
+    EXPECT_EQ(set["spec"]["selector"]["matchLabels"]["role"].as<std::string>(),
+              set["spec"]["template"]["metadata"]["labels"]["role"].as<std::string>())
+        << role;
+    std::vector<std::string> a = args_of(set);
+    EXPECT_EQ(a[0], role);
+    // <statefulset>-0.<service>: the coordinator's pod DNS name through the headless Service.
+    EXPECT_EQ(after(a, "--join"), "coordinator-0.trib:7000") << role;
+    EXPECT_EQ(after(a, "--bind"), "0.0.0.0") << role;
+    EXPECT_EQ(after(a, "--secret-file"), after(cargs, "--secret-file")) << role;
+    EXPECT_EQ(set["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"].as<std::string>(), secret_name)
+        << role;
+  }
+}
+
+TEST(DeployManifests, TheJobInTheConfigMapParsesAndMatchesTheReplicas) {
+  auto m = load_manifests();
+  YAML::Node cm = m["ConfigMap/trib-job"];
+  ASSERT_TRUE(cm);
+  JobConfig job = parse_job_config(cm["data"]["job.yaml"].as<std::string>(), "deploy/k8s/job-configmap.yaml");
+  ASSERT_TRUE(job.cluster.enabled);
+  EXPECT_EQ(job.strategy.name, "ps");
+  EXPECT_EQ(job.cluster.ps, m["StatefulSet/ps"]["spec"]["replicas"].as<int>());
+  EXPECT_EQ(job.cluster.workers, m["StatefulSet/worker"]["spec"]["replicas"].as<int>());
+  // The coordinator reads the job where the ConfigMap is mounted.
+  std::vector<std::string> cargs = args_of(m["StatefulSet/coordinator"]);
+  std::string mount;
+  for (const YAML::Node& v : m["StatefulSet/coordinator"]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"])
+    if (v["name"].as<std::string>() == "job") mount = v["mountPath"].as<std::string>();
+  EXPECT_EQ(cargs[1], mount + "/job.yaml");
+}
+
+}  // namespace
+}  // namespace trib::config
