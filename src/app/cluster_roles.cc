@@ -181,6 +181,9 @@ int run_worker_role(const RoleArgs& args) {
   o.resume = m.resume;
   o.distribution.worker_index = m.index;
   o.distribution.workers = m.workers;
+  // Stream jobs: workers hand their Kafka offsets to the chief through the coordinator's store.
+  o.distribution.publish = [&member](const std::string& key, const std::string& value) { member->store().set(key, value); };
+  o.distribution.lookup = [&member](const std::string& key) { return member->store().try_get(key); };
 
   auto data_plane = transport_for("worker", args, net_options(job.cluster));
   std::vector<std::shared_ptr<net::Connection>> servers;

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <thread>
 
+#include "app/builtin_stream.h"
 #include "app/cluster_roles.h"
 #include "app/commands.h"
 #include "trib/cluster/coordinator.h"
@@ -29,6 +30,7 @@ int run_train(const TrainArgs& args) {
     o.output = args.output.empty() ? train::RunDirectory::default_path(o.job.name) : std::filesystem::path(args.output);
   }
   o.interactive = train::Progress::is_terminal(stdout);
+  BuiltinStream builtin(o.job);  // a stream job without a broker: one here, fed by a generator
   if (!o.job.cluster.enabled) {
     train::train(o);
     return 0;

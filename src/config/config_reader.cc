@@ -31,6 +31,20 @@ ConfigReader ConfigReader::child(const std::string& key) {
   return ConfigReader(n ? n : YAML::Node(YAML::NodeType::Map), file_, where(key));
 }
 
+std::map<std::string, std::string> ConfigReader::get_text_map(const std::string& key) {
+  YAML::Node n = lookup(key);
+  std::map<std::string, std::string> out;
+  if (!n) return out;
+  TRIB_CHECK(n.IsMap(), InvalidArgument, "config {}: {} must be a mapping", file_, where(key));
+  for (const auto& kv : n) {
+    std::string name = kv.first.as<std::string>();
+    TRIB_CHECK(kv.second.IsScalar(), InvalidArgument, "config {}: {}.{} must be a single value", file_, where(key),
+               name);
+    out[name] = kv.second.Scalar();
+  }
+  return out;
+}
+
 std::vector<ConfigReader> ConfigReader::list(const std::string& key) {
   YAML::Node n = lookup(key);
   std::vector<ConfigReader> out;

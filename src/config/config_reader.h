@@ -3,6 +3,7 @@
 // file and the dotted key path.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ class ConfigReader {
   std::vector<ConfigReader> list(const std::string& key);
   // A list of scalars.
   template <typename T> std::vector<T> get_list(const std::string& key, const std::vector<T>& fallback);
+  // A mapping of scalars, as text (e.g. librdkafka properties, passed on as they are).
+  std::map<std::string, std::string> get_text_map(const std::string& key);
 
   // Throws InvalidArgument for the first unknown key, with a suggestion.
   void finish() const;

@@ -80,6 +80,13 @@ ModelConfig read_model(ConfigReader r) {
 DataConfig read_data(ConfigReader r) {
   DataConfig d;
   d.format = r.get<std::string>("format", "idx");
+  if (d.stream()) {  // events from a topic: no files, no splits
+    read_stream_data(r, d.kafka, d.schema, d.generator);
+    d.shuffle = r.get<bool>("shuffle", d.kafka.shuffle_buffer > 0);
+    d.prefetch = r.get<int>("prefetch", 2);
+    r.finish();
+    return d;
+  }
   auto split = [&](const std::string& key) {
     DataSplitConfig s;
     ConfigReader c = r.child(key);
@@ -93,7 +100,7 @@ DataConfig read_data(ConfigReader r) {
     return s;
   };
   TRIB_CHECK(d.format == "idx" || d.format == "csv", InvalidArgument,
-             "config {}: {} '{}' is not supported: expected idx or csv", r.file(), r.where("format"), d.format);
+             "config {}: {} '{}' is not supported: expected idx, csv or kafka", r.file(), r.where("format"), d.format);
   d.train = split("train");
   d.test = split("test");
   if (d.format == "csv") {

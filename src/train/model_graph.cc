@@ -77,6 +77,7 @@ StepResult ModelGraph::run(const Tensor& features, const Tensor& labels, Variabl
   StepResult r;
   r.loss = out[0].item();
   r.correct = count_correct(out[1], labels);
+  r.logits = out[1];
   for (std::size_t i = 0; i < grad_fetch_.size(); ++i) {
     std::size_t f = grad_fetch_[i];
     GradTensor g{out[f], grad_sparse_[i] ? out[f + 1] : Tensor()};

@@ -46,6 +46,11 @@ void RunDirectory::append_metrics(const EvalRow& row) {
   metrics_.flush();
 }
 
+void RunDirectory::append_metrics_line(const std::string& json) {
+  metrics_ << json << '\n';
+  metrics_.flush();
+}
+
 fs::path RunDirectory::default_path(const std::string& job_name) {
   std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "train/stream_training.h"
 #include "train/training_state.h"
 #include "trib/optim/optimizer_config.h"
 #include "trib/optim/schedule_config.h"
@@ -32,6 +33,7 @@ EngineOptions engine_options(const config::ThreadsConfig& t) {
 }  // namespace
 
 RunSummary train(const TrainerOptions& options) {
+  if (options.job.data.stream()) return train_stream(options);
   const config::JobConfig& job = options.job;
   const config::TrainingConfig& tc = job.training;
   const Distribution& dist = options.distribution;
@@ -166,6 +168,8 @@ void check_resumable(const fs::path& run_dir) {
 
 RunSummary evaluate_checkpoint(const EvalOptions& options) {
   const config::JobConfig& job = options.job;
+  TRIB_CHECK(!job.data.stream(), InvalidArgument,
+             "a stream job has no test split: its metrics.jsonl holds the prequential evaluation");
   Datasets data = load_datasets(job.data, job.model);
   EngineContext engine(engine_options(job.threads));
   ModelSpec spec{config::build_model(job.model), Shape(job.model.input), job.model.classes, job.training.seed};

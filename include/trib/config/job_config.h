@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "trib/config/stream_config.h"
 #include "trib/nn/layers.h"
 #include "trib/nn/sequential.h"
 #include "trib/optim/optimizer_config.h"
@@ -39,7 +40,7 @@ struct DataSplitConfig {
 };
 
 struct DataConfig {
-  std::string format = "idx";  // idx | csv
+  std::string format = "idx";  // idx | csv | kafka (a stream: no train/test splits)
   DataSplitConfig train, test;
   std::string label_column = "label";  // csv
   bool header = true;                  // csv
@@ -49,6 +50,11 @@ struct DataConfig {
   int prefetch = 2;
   std::int64_t train_subset = 0;  // use only the first N training examples (0: all)
   std::int64_t test_subset = 0;
+  // format kafka: data.kafka, data.schema, data.generator (see stream_config.h).
+  KafkaDataConfig kafka;
+  SchemaDataConfig schema;
+  GeneratorConfig generator;
+  bool stream() const { return format == "kafka"; }
 };
 
 struct TrainingConfig {

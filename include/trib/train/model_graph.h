@@ -31,6 +31,8 @@ struct GradTensor {
 struct StepResult {
   double loss = 0;            // mean over the batch, including the L2 penalty
   std::int64_t correct = 0;   // examples whose argmax equals the label
+  // [N, classes], computed before this step's update: a stream trainer's prequential scores.
+  Tensor logits;
   std::vector<GradTensor> grads;  // one per trainable parameter, in parameters() order
 };
 

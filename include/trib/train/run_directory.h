@@ -22,6 +22,8 @@ class RunDirectory {
   void write_config(const std::string& yaml);
   // Appends one line and flushes, so that a crash loses at most the line being written.
   void append_metrics(const EvalRow& row);
+  // Appends one JSON object (already serialised, one line) the same way: stream reports.
+  void append_metrics_line(const std::string& json);
 
   // Throws InvalidArgument, as the constructor would, if `path` may not start a new run;
   // creates nothing.

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "trib/config/job_config.h"
 #include "trib/train/progress.h"
@@ -24,6 +26,10 @@ struct Distribution {
   std::function<std::unique_ptr<UpdateStrategy>(const std::vector<std::string>& trainable,
                                                 std::shared_ptr<const Optimizer>, std::shared_ptr<const Schedule>)>
       make_update;
+  // Stream jobs with several workers: the coordinator's key-value store. Workers hand their
+  // Kafka offsets to the chief through it at every checkpoint (see src/train/stream_sync.h).
+  std::function<void(const std::string& key, const std::string& value)> publish;
+  std::function<std::optional<std::string>(const std::string& key)> lookup;
 };
 
 struct TrainerOptions {

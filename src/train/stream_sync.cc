@@ -1,0 +1,121 @@
+#include "train/stream_sync.h"
+
+#include <thread>
+
+#include "trib/core/error.h"
+
+namespace trib::train {
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+// Store values are text; a serialised position is binary.
+std::string encode(const data::DataPosition& p) {
+  std::string bytes = p.serialize(), out;
+  for (unsigned char c : bytes) out += {kHex[c >> 4], kHex[c & 15]};
+  return out;
+}
+
+data::DataPosition decode(const std::string& hex) {
+  std::string bytes(hex.size() / 2, '\0');
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<char>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
+  return data::DataPosition::parse(bytes);
+}
+
+// Partitions are disjoint at a barrier. At the end they may not be: a worker that stopped
+// left the group, and its partitions moved (with a hand-over commit at its final offset) to
+// a worker still training, which then reports a later offset for them. Offsets only grow
+// within a run, so the larger one is the newer claim.
+void merge_newest(data::DataPosition& into, const data::DataPosition& from) {
+  for (const auto& [key, value] : from.fields()) {
+    if (!key.starts_with("kafka.")) continue;
+    if (!into.has(key) || from.get_int(key) > into.get_int(key)) into.set(key, value);
+  }
+}
+
+}  // namespace
+
+data::DataPosition kafka_fields(const data::DataPosition& position) {
+  data::DataPosition out;
+  for (const auto& [key, value] : position.fields())
+    if (key.starts_with("kafka.")) out.set(key, value);
+  return out;
+}
+
+StreamSync::StreamSync(const Distribution& dist, std::chrono::milliseconds timeout) : dist_(dist), timeout_(timeout) {
+  TRIB_CHECK(dist.workers == 1 || (dist.publish && dist.lookup), InvalidArgument,
+             "a stream job with {} workers needs the coordinator's store to agree on offsets", dist.workers);
+}
+
+std::string StreamSync::wait_any(const std::vector<std::string>& keys, std::string* which) {
+  auto until = std::chrono::steady_clock::now() + timeout_;
+  for (;;) {
+    for (const std::string& k : keys)
+      if (std::optional<std::string> v = dist_.lookup(k)) {
+        if (which) *which = k;
+        return *v;
+      }
+    TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout,
+               "worker {}: waited {} s for '{}' from the other workers of the stream job", dist_.worker_index,
+               timeout_.count() / 1000, keys.front());
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+StreamStart StreamSync::start(const StreamStart& chief_start) {
+  if (dist_.workers == 1) return chief_start;
+  if (dist_.chief()) {
+    dist_.publish("stream/start/run_id", chief_start.run_id);
+    dist_.publish("stream/start/offsets", encode(chief_start.offsets));
+    return chief_start;
+  }
+  StreamStart s;
+  s.run_id = wait_any({"stream/start/run_id"}, nullptr);
+  s.offsets = decode(wait_any({"stream/start/offsets"}, nullptr));
+  return s;
+}
+
+bool StreamSync::offer(std::int64_t step, const data::DataPosition& offsets) {
+  if (dist_.workers == 1) return true;
+  dist_.publish(fmt::format("stream/pos/{}/{}", step, dist_.worker_index), encode(offsets));
+  std::string which;
+  wait_any({fmt::format("stream/ckpt/{}", step), "stream/chief_ending"}, &which);
+  return which != "stream/chief_ending";
+}
+
+data::DataPosition StreamSync::gather(std::int64_t step, const data::DataPosition& own) {
+  data::DataPosition merged = kafka_fields(own);
+  for (int w = 1; w < dist_.workers; ++w)
+    merge_newest(merged, decode(wait_any({fmt::format("stream/pos/{}/{}", step, w),
+                                                   fmt::format("stream/final/{}", w)},
+                                                  nullptr)));
+  return merged;
+}
+
+void StreamSync::published(std::int64_t step) {
+  if (dist_.workers > 1) dist_.publish(fmt::format("stream/ckpt/{}", step), "1");
+}
+
+bool StreamSync::final_offsets(const data::DataPosition& offsets) {
+  if (dist_.workers == 1) return true;
+  dist_.publish(fmt::format("stream/final/{}", dist_.worker_index), encode(offsets));
+  wait_any({"stream/ckpt/final"}, nullptr);
+  return true;
+}
+
+void StreamSync::published_final() {
+  if (dist_.workers > 1) dist_.publish("stream/ckpt/final", "1");
+}
+
+data::DataPosition StreamSync::gather_final(const data::DataPosition& own) {
+  if (dist_.workers > 1) dist_.publish("stream/chief_ending", "1");
+  data::DataPosition merged = kafka_fields(own);
+  for (int w = 1; w < dist_.workers; ++w)
+    merge_newest(merged, decode(wait_any({fmt::format("stream/final/{}", w)}, nullptr)));
+  return merged;
+}
+
+}  // namespace trib::train
