@@ -136,7 +136,9 @@ TEST(BadInput, AFailedRoleStopsTheJobAndTheOthersAreToldNotLeftWaiting) {
   EXPECT_NE(coordinator.exit_code(), 0) << transcript(all);
   EXPECT_TRUE(coordinator.printed("ps 0")) << transcript(all);
   EXPECT_NE(worker.exit_code(), 0) << transcript(all);
-  EXPECT_TRUE(worker.printed("trib: error:")) << transcript(all);
+  EXPECT_TRUE(worker.printed("trib: error: the coordinator at " + coordinator_address +
+                             " stopped the job before training began"))
+      << transcript(all);
 }
 
 }  // namespace
