@@ -35,8 +35,7 @@ class SizesServer final : public OpServer {
  public:
   SizesServer(GroupCore& core, std::int64_t rows) : core_(core), rows_(rows) {}
   net::Message serve(const Request&, const std::shared_ptr<OpState>& op) override {
-    core_.count_served(*op);
-    return net::Message{0, "", Tensor::from_vector<std::int64_t>(Shape{1}, {rows_})};
+    return net::Message{0, "", core_.serve_made(op, Tensor::from_vector<std::int64_t>(Shape{1}, {rows_}))};
   }
 
  private:

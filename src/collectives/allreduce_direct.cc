@@ -28,8 +28,7 @@ class DirectServer final : public OpServer {
     auto* out = static_cast<std::uint16_t*>(packed.raw_data());
     pack16(*wire_, tensor_.data<float>(), out, n);  // exact: the tensor was rounded first
     if (n % 2 != 0) out[n] = 0;
-    core_.count_served(*op);
-    return net::Message{0, "", packed};
+    return net::Message{0, "", core_.serve_made(op, packed)};
   }
 
  private:

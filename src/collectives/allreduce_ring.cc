@@ -59,8 +59,7 @@ class RingServer final : public OpServer {
     auto* out = static_cast<std::uint16_t*>(packed.raw_data());
     pack16(*wire_, tensor_.data<float>() + begin, out, length);
     if (length % 2 != 0) out[length] = 0;
-    core_.count_served(*op);
-    return net::Message{0, "", packed};
+    return net::Message{0, "", core_.serve_made(op, packed)};
   }
 
  private:

@@ -21,8 +21,7 @@ class BarrierServer final : public OpServer {
       core_.wait(lock, op->deadline, [&] { return op->progress >= r.step; },
                  [&] { return fmt::format("rank {} to reach barrier round {}", core_.rank(), r.step); });
     }
-    core_.count_served(*op);
-    return {};
+    return net::Message{0, "", core_.serve_made(op)};
   }
 
  private:

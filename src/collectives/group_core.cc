@@ -1,49 +1,13 @@
+// Group formation and membership: configuration, the handlers given to the transport,
+// hellos, leaving and shutting down. Requests are routed in group_requests.cc, operations
+// tracked in group_ops.cc.
 #include "collectives/group_core.h"
 
 #include <fmt/format.h>
 
 #include <thread>
 
-#include "collectives/tensor_view.h"
-
 namespace trib::collectives::detail {
-namespace {
-
-std::string spec_text(DType dtype, const Shape& shape) {
-  return fmt::format("{}{}", dtype_name(dtype), shape.to_string());
-}
-
-bool same_shape(const OpSpec& spec, const Request& r) {
-  if (spec.dtype != r.dtype) return false;
-  if (!spec.rows_may_differ) return spec.shape == r.shape;
-  if (spec.shape.rank() != r.shape.rank()) return false;
-  for (int i = 1; i < spec.shape.rank(); ++i) {
-    if (spec.shape[i] != r.shape[i]) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-void throw_failure(const Failure& f, std::string_view op) {
-  std::string message = op.empty() ? f.reason : fmt::format("{}: {}", op, f.reason);
-  switch (f.kind) {
-    case FailureKind::unavailable: throw Unavailable(message);
-    case FailureKind::invalid_argument: throw InvalidArgument(message);
-    case FailureKind::timeout: throw Timeout(message);
-    case FailureKind::internal: break;
-  }
-  throw Error(message);
-}
-
-FailureKind failure_kind_of(const std::exception& e) {
-  if (dynamic_cast<const Unavailable*>(&e)) return FailureKind::unavailable;
-  if (dynamic_cast<const InvalidArgument*>(&e)) return FailureKind::invalid_argument;
-  if (dynamic_cast<const Timeout*>(&e)) return FailureKind::timeout;
-  return FailureKind::internal;
-}
-
-// ---- formation ----
 
 void GroupCore::configure(const GroupOptions& o) {
   {
@@ -190,40 +154,6 @@ int GroupCore::rank_of_address(const std::string& address) const {
   return it == accepted_.end() ? -1 : it->second;
 }
 
-// ---- requests from peers ----
-
-net::Message GroupCore::handle(net::Message message, const net::PeerIdentity& from, int known_rank) {
-  TRIB_CHECK(message.method == kCollectiveMethod, Error,
-             "collectives got a message with method {:#x}", message.method);
-  Request r = decode(message.body);
-  if (r.family == Family::hello) return handle_hello(r, from);
-  int rank = known_rank;
-  {
-    std::lock_guard lock(mu_);
-    TRIB_CHECK(configured_, Unavailable, "this rank has not formed its group yet");
-    if (rank < 0) rank = rank_of_address(from.address);
-    TRIB_CHECK(rank >= 0 && rank == r.from, Error,
-               "{} claims to be rank {} but said hello as rank {}", from.to_string(), r.from, rank);
-    TRIB_CHECK(r.generation == generation_, InvalidArgument,
-               "a request of group generation {} from rank {} was refused by generation {}",
-               r.generation, r.from, generation_);
-  }
-  if (r.family == Family::leave) {
-    std::lock_guard lock(mu_);
-    left_[static_cast<std::size_t>(rank)] = true;
-    return {};
-  }
-  if (r.family == Family::abort) {
-    std::string reason = r.text;
-    if (reason.find("(reported by rank") == std::string::npos) {
-      reason += fmt::format(" (reported by rank {})", r.from);
-    }
-    fail(Failure{static_cast<FailureKind>(r.param), reason});
-    return {};
-  }
-  return route(r);
-}
-
 net::Message GroupCore::handle_hello(const Request& hello, const net::PeerIdentity& from) {
   std::unique_lock lock(mu_);
   // A peer may finish forming before we have started to: wait for our options.
@@ -258,176 +188,6 @@ net::Message GroupCore::handle_hello(const Request& hello, const net::PeerIdenti
   lock.unlock();
   cv_.notify_all();
   return {};
-}
-
-net::Message GroupCore::route(const Request& r) {
-  std::shared_ptr<OpState> op;
-  {
-    std::unique_lock lock(mu_);
-    wait(lock, Clock::now() + op_timeout_,
-         [&] { return (current_ && current_->seq >= r.op) || last_seq_ >= r.op; },
-         [&] { return fmt::format("operation {} ({}) asked for by rank {} to start on rank {}", r.op,
-                                  family_name(r.family), r.from, rank_); });
-    if (failure_) throw_failure(*failure_, "");
-    TRIB_CHECK(current_ && current_->seq == r.op, Error,
-               "rank {} asked for a piece of operation {} ({}), which rank {} has already finished",
-               r.from, r.op, family_name(r.family), rank_);
-    op = current_;
-  }
-  check_compatible(*op, r);
-  return op->server->serve(r, op);
-}
-
-void GroupCore::refuse(const OpState&, Failure failure) {
-  fail(failure);
-  throw_failure(failure, "");  // the asker names the operation
-}
-
-void GroupCore::check_compatible(const OpState& op, const Request& r) {
-  const OpSpec& s = op.spec;
-  if (r.family != s.family) {
-    refuse(op, {FailureKind::invalid_argument,
-                fmt::format("rank {} called {} but rank {} called {} (operation {} of the group)", r.from,
-                            family_name(r.family), rank_, family_name(s.family), op.seq)});
-  }
-  if (s.has_tensor && !same_shape(s, r)) {
-    refuse(op, {FailureKind::invalid_argument,
-                fmt::format("tensors differ: rank {} has {} but rank {} has {}{}", r.from,
-                            spec_text(r.dtype, r.shape), rank_, spec_text(s.dtype, s.shape),
-                            s.rows_may_differ ? " (only the first dimension may differ)" : "")});
-  }
-  if (r.param != s.param) {
-    auto text = [&](std::uint32_t p) { return s.describe_param ? s.describe_param(p) : std::to_string(p); };
-    refuse(op, {FailureKind::invalid_argument,
-                fmt::format("options differ: rank {} asks for {} but rank {} for {}", r.from, text(r.param),
-                            rank_, text(s.param))});
-  }
-  // Only after the checks above: the same options and sizes choose the same algorithm.
-  if (r.algorithm != s.algorithm) {
-    refuse(op, {FailureKind::invalid_argument,
-                fmt::format("rank {} runs the {} algorithm but rank {} the {} one", r.from,
-                            algorithm_name(r.algorithm), rank_, algorithm_name(s.algorithm))});
-  }
-}
-
-void GroupCore::on_close(const net::PeerIdentity& peer, std::string_view reason, int known_rank) {
-  int rank = known_rank;
-  {
-    std::lock_guard lock(mu_);
-    if (shutting_down_) return;
-    if (rank < 0) rank = rank_of_address(peer.address);
-    if (rank < 0) return;  // closed before its hello: formation reports it
-    if (left_[static_cast<std::size_t>(rank)]) return;  // done with the group: a request to it will say so
-  }
-  fail(Failure{FailureKind::unavailable, fmt::format("{} is unreachable: {}", describe(rank), reason)});
-}
-
-// ---- operations ----
-
-std::shared_ptr<OpState> GroupCore::begin(OpSpec spec, std::shared_ptr<OpServer> server,
-                                          Clock::time_point deadline) {
-  auto op = std::make_shared<OpState>();
-  {
-    std::lock_guard lock(mu_);
-    if (failure_) throw_failure(*failure_, family_name(spec.family));
-    TRIB_CHECK(!current_, InvalidArgument,
-               "{}: another collective ({}) is running on this group; calls must take turns",
-               family_name(spec.family), family_name(current_->spec.family));
-    op->seq = ++last_seq_;
-    op->spec = std::move(spec);
-    op->server = std::move(server);
-    op->deadline = deadline;
-    current_ = op;
-  }
-  cv_.notify_all();
-  return op;
-}
-
-void GroupCore::end(const std::shared_ptr<OpState>& op) {
-  {
-    std::lock_guard lock(mu_);
-    if (current_ == op) current_.reset();
-  }
-  cv_.notify_all();
-}
-
-void GroupCore::fail(Failure failure) {
-  {
-    std::lock_guard lock(mu_);
-    // The first failure wins, except that a disagreement between ranks (a mismatch) is
-    // always the root cause: peers leaving after it are its consequence.
-    const bool root_cause = failure.kind == FailureKind::invalid_argument &&
-                            failure_ && failure_->kind != FailureKind::invalid_argument;
-    if (failure_ && !root_cause) return;
-    failure_ = std::move(failure);
-  }
-  cv_.notify_all();
-}
-
-std::optional<Failure> GroupCore::failure() const {
-  std::lock_guard lock(mu_);
-  return failure_;
-}
-
-bool GroupCore::take_abort_duty() {
-  std::lock_guard lock(mu_);
-  if (abort_sent_ || shutting_down_) return false;
-  abort_sent_ = true;
-  return true;
-}
-
-void GroupCore::wait(std::unique_lock<std::mutex>& lock, Clock::time_point deadline,
-                     const std::function<bool()>& ready, const std::function<std::string()>& what) {
-  for (;;) {
-    if (ready()) return;  // done, even if the group failed meanwhile (a peer left after)
-    if (failure_) {
-      Failure f = *failure_;
-      lock.unlock();
-      throw_failure(f, "");
-    }
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && !ready() && !failure_) {
-      Failure f{FailureKind::timeout, fmt::format("timed out waiting for {}", what())};
-      failure_ = f;
-      lock.unlock();
-      cv_.notify_all();
-      throw_failure(f, "");
-    }
-  }
-}
-
-void GroupCore::advance(OpState& op, std::uint64_t items) {
-  {
-    std::lock_guard lock(mu_);
-    op.progress += items;
-  }
-  cv_.notify_all();
-}
-
-Tensor GroupCore::serve_view(const std::shared_ptr<OpState>& op, const Tensor& base, std::int64_t offset,
-                             std::int64_t count) {
-  {
-    std::lock_guard lock(mu_);
-    ++op->served;
-    ++op->live_views;
-  }
-  std::weak_ptr<GroupCore> weak = weak_from_this();
-  return flat_view(base, offset, count, [weak, op] {
-    if (auto core = weak.lock()) {
-      {
-        std::lock_guard lock(core->mu_);
-        --op->live_views;
-      }
-      core->cv_.notify_all();
-    }
-  });
-}
-
-void GroupCore::count_served(OpState& op) {
-  {
-    std::lock_guard lock(mu_);
-    ++op.served;
-  }
-  cv_.notify_all();
 }
 
 }  // namespace trib::collectives::detail

@@ -69,7 +69,7 @@ struct OpState {
   // Guarded by GroupCore::mu_.
   std::uint64_t progress = 0;    // items the caller has finished, in its order
   std::uint64_t served = 0;      // replies handed to the transport
-  std::uint64_t live_views = 0;  // replies over the caller's memory not yet sent
+  std::uint64_t live_views = 0;  // replies not yet sent (the transport still holds them)
 };
 
 class GroupCore : public std::enable_shared_from_this<GroupCore> {
@@ -116,8 +116,9 @@ class GroupCore : public std::enable_shared_from_this<GroupCore> {
   // until the transport drops it.
   Tensor serve_view(const std::shared_ptr<OpState>& op, const Tensor& base, std::int64_t offset,
                     std::int64_t count);
-  // A reply tensor the server made (a packed copy): counted as served, not as live.
-  void count_served(OpState& op);
+  // A reply the server made itself (a packed copy, a count, or nothing: an empty tensor),
+  // counted like a view, so that the operation ends only once it has been sent.
+  Tensor serve_made(const std::shared_ptr<OpState>& op, Tensor reply = {});
 
   std::mutex& mu() { return mu_; }
   // Scratch and packed replies come from here, so that repeated collectives reuse memory
