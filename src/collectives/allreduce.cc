@@ -27,7 +27,9 @@ AllreduceAlgorithm choose_allreduce_algorithm(const Group& group, const Tensor& 
   if (options.algorithm != AllreduceAlgorithm::automatic) return options.algorithm;
   const std::size_t wire_bytes =
       options.compression == Compression::none ? tensor.nbytes() : tensor.nbytes() / 2;
-  // Fewer elements than ranks would leave ring blocks empty: nothing to pipeline.
+  // Fewer elements than ranks would leave ring blocks empty: nothing to pipeline. (For two
+  // ranks direct sends what the ring does, in one hop instead of two, but adds the whole
+  // tensor rather than half of it; measured, the ring was as fast or faster from 1 MiB.)
   if (wire_bytes <= group.options().small_bytes || tensor.numel() < group.size()) {
     return AllreduceAlgorithm::direct;
   }

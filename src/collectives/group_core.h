@@ -113,12 +113,13 @@ class GroupCore : public std::enable_shared_from_this<GroupCore> {
             const std::function<bool()>& ready, const std::function<std::string()>& what);
   void advance(OpState& op, std::uint64_t items);
   // A reply tensor over `count` elements of `base` from `offset`, counted as served and live
-  // until the transport drops it.
+  // until the transport drops it; then `*released` (guarded by mu(); it must live as long
+  // as the operation's server) is incremented too.
   Tensor serve_view(const std::shared_ptr<OpState>& op, const Tensor& base, std::int64_t offset,
-                    std::int64_t count);
+                    std::int64_t count, std::uint64_t* released = nullptr);
   // A reply the server made itself (a packed copy, a count, or nothing: an empty tensor),
   // counted like a view, so that the operation ends only once it has been sent.
-  Tensor serve_made(const std::shared_ptr<OpState>& op, Tensor reply = {});
+  Tensor serve_made(const std::shared_ptr<OpState>& op, Tensor reply = {}, std::uint64_t* released = nullptr);
 
   std::mutex& mu() { return mu_; }
   // Scratch and packed replies come from here, so that repeated collectives reuse memory

@@ -105,27 +105,29 @@ void GroupCore::advance(OpState& op, std::uint64_t items) {
 }
 
 Tensor GroupCore::serve_view(const std::shared_ptr<OpState>& op, const Tensor& base, std::int64_t offset,
-                             std::int64_t count) {
+                             std::int64_t count, std::uint64_t* released) {
   {
     std::lock_guard lock(mu_);
     ++op->served;
     ++op->live_views;
   }
   std::weak_ptr<GroupCore> weak = weak_from_this();
-  return flat_view(base, offset, count, [weak, op] {
+  // `op` holds its server, and so whatever `released` points into, until the view is gone.
+  return flat_view(base, offset, count, [weak, op, released] {
     if (auto core = weak.lock()) {
       {
         std::lock_guard lock(core->mu_);
         --op->live_views;
+        if (released != nullptr) ++*released;
       }
       core->cv_.notify_all();
     }
   });
 }
 
-Tensor GroupCore::serve_made(const std::shared_ptr<OpState>& op, Tensor reply) {
+Tensor GroupCore::serve_made(const std::shared_ptr<OpState>& op, Tensor reply, std::uint64_t* released) {
   if (!reply.defined()) reply = Tensor::empty(DType::i32, Shape{0});
-  return serve_view(op, reply, 0, reply.numel());
+  return serve_view(op, reply, 0, reply.numel(), released);
 }
 
 }  // namespace trib::collectives::detail

@@ -60,7 +60,9 @@ TEST_P(AllreduceSizes, FloatRingMatchesNaiveSum) {
 
 TEST_P(AllreduceSizes, FloatDirectMatchesNaiveSum) {
   auto [ranks, n] = GetParam();
-  check_sum<float>(ranks, n, {.algorithm = AllreduceAlgorithm::direct});
+  GroupOptions small_segments;
+  small_segments.segment_bytes = 4096;  // pipelined in many segments
+  check_sum<float>(ranks, n, {.algorithm = AllreduceAlgorithm::direct}, small_segments);
 }
 
 TEST_P(AllreduceSizes, IntegersAreExact) {
@@ -79,11 +81,13 @@ INSTANTIATE_TEST_SUITE_P(RanksAndSizes, AllreduceSizes,
                                             ::testing::Values<std::int64_t>(0, 1, 7, 1009, 65537)));
 
 TEST(Allreduce, AutomaticPicksDirectForSmallAndRingForLarge) {
-  ThreadGroup g(2);
+  ThreadGroup three(3), two(2);
   Tensor small = Tensor::zeros(DType::f32, Shape{16});
   Tensor large = Tensor::zeros(DType::f32, Shape{1 << 20});
-  EXPECT_EQ(choose_allreduce_algorithm(g[0], small, {}), AllreduceAlgorithm::direct);
-  EXPECT_EQ(choose_allreduce_algorithm(g[0], large, {}), AllreduceAlgorithm::ring);
+  EXPECT_EQ(choose_allreduce_algorithm(three[0], small, {}), AllreduceAlgorithm::direct);
+  EXPECT_EQ(choose_allreduce_algorithm(three[0], large, {}), AllreduceAlgorithm::ring);
+  EXPECT_EQ(choose_allreduce_algorithm(two[0], large, {}), AllreduceAlgorithm::ring);
+  EXPECT_EQ(choose_allreduce_algorithm(two[0], small, {.compression = Compression::bf16}), AllreduceAlgorithm::direct);
 }
 
 TEST(Allreduce, ManyOperationsInARowKeepTheirPiecesApart) {
