@@ -8,6 +8,7 @@
 #include <exception>
 #include <mutex>
 
+#include "engine/kernels/dnnl_call.h"
 #include "engine/ops/source_ops.h"
 #include "trib/engine/op.h"
 
@@ -37,14 +38,23 @@ std::vector<std::string> VariableStore::names() const {
 
 // ---- Executor ----
 
+// One output of one node during a run. A kernel accepting layouts may write a blocked
+// layout; readers that want plain tensors (and fetches) then read `plain`, converted once
+// right after the producer ran, before any reader can start.
+struct Executor::Slot {
+  Tensor value;      // as the producer wrote it
+  LayoutPtr layout;  // null when value is plain
+  Tensor plain;      // value as plain row-major, when layout is set and someone needs it
+  std::atomic<int> readers{0};
+};
+
 struct Executor::RunState {
   std::span<const Feed> feeds;
   VariableStore* variables = nullptr;
   const RunOptions* options = nullptr;
-  std::vector<std::vector<Tensor>> values;                // per node, per output
-  std::vector<std::unique_ptr<std::atomic<int>[]>> readers;  // per node, per output
-  std::vector<std::atomic<int>> pending;                  // per node: producers not yet done
-  std::vector<const Tensor*> feed_for;                    // per node (placeholders)
+  std::unique_ptr<Slot[]> slots;                 // per (node, output)
+  std::unique_ptr<std::atomic<int>[]> pending;   // per node: producers not yet done
+  std::vector<const Tensor*> feed_for;           // per node (placeholders)
   std::mutex mu;
   std::condition_variable done_cv;
   std::size_t done = 0;
@@ -67,17 +77,38 @@ Executor::Executor(const Graph& graph, std::vector<Value> fetches, const EngineC
     if (!needed[id]) continue;
     for (const Value& in : graph_.node(id).inputs) needed[in.node] = true;
   }
+  slot_base_.resize(n + 1, 0);
+  for (std::size_t id = 0; id < n; ++id)
+    slot_base_[id + 1] = slot_base_[id] + graph_.node(static_cast<NodeId>(id)).outputs.size();
+  slot_readers_.assign(slot_base_[n], 0);
+  needs_plain_.assign(slot_base_[n], 0);
+  layout_read_.assign(slot_base_[n], 0);
+  input_specs_.resize(n);
+  accepts_layout_.resize(n);
   consumers_.resize(n);
   pending_inputs_.assign(n, 0);
   for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
     if (!needed[id]) continue;
     order_.push_back(id);
+    const Node& node = graph_.node(id);
     std::vector<NodeId> producers;
-    for (const Value& in : graph_.node(id).inputs) producers.push_back(in.node);
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+      const Value& in = node.inputs[i];
+      producers.push_back(in.node);
+      const bool accepts = node.op->accepts_layout(static_cast<int>(i));
+      input_specs_[id].push_back(graph_.spec(in));
+      accepts_layout_[id].push_back(accepts);
+      slot_readers_[slot_of(in)]++;
+      (accepts ? layout_read_ : needs_plain_)[slot_of(in)] = 1;
+    }
     std::sort(producers.begin(), producers.end());
     producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
     pending_inputs_[id] = static_cast<int>(producers.size());
     for (NodeId p : producers) consumers_[p].push_back(id);
+  }
+  for (const Value& f : fetches_) {
+    slot_readers_[slot_of(f)]++;
+    needs_plain_[slot_of(f)] = 1;
   }
 }
 
@@ -90,9 +121,8 @@ std::vector<Tensor> Executor::run(std::span<const Feed> feeds, VariableStore& va
   st.feeds = feeds;
   st.variables = &variables;
   st.options = &options;
-  st.values.resize(n);
-  st.readers.resize(n);
-  st.pending = std::vector<std::atomic<int>>(n);
+  st.slots = std::make_unique<Slot[]>(slot_base_[n]);
+  st.pending = std::make_unique<std::atomic<int>[]>(n);
   st.feed_for.assign(n, nullptr);
 
   for (const Feed& f : feeds) {
@@ -110,13 +140,10 @@ std::vector<Tensor> Executor::run(std::span<const Feed> feeds, VariableStore& va
     TRIB_CHECK(node.op->kind() != Op::Kind::placeholder || st.feed_for[id] != nullptr,
                InvalidArgument, "placeholder '{}' ({}) needs a feed", node.name,
                node.outputs[0].to_string());
-    st.values[id].resize(node.outputs.size());
-    st.readers[id] = std::make_unique<std::atomic<int>[]>(node.outputs.size());
     st.pending[id].store(pending_inputs_[id]);
+    for (std::size_t s = slot_base_[id]; s < slot_base_[id + 1]; ++s)
+      st.slots[s].readers.store(slot_readers_[s]);
   }
-  for (NodeId id : order_)
-    for (const Value& in : graph_.node(id).inputs) st.readers[in.node][in.index]++;
-  for (const Value& f : fetches_) st.readers[f.node][f.index]++;
 
   std::size_t base = pool_->bytes_in_use();
   pool_->reset_peak();
@@ -135,10 +162,12 @@ std::vector<Tensor> Executor::run(std::span<const Feed> feeds, VariableStore& va
 
   std::vector<Tensor> out;
   out.reserve(fetches_.size());
-  for (const Value& f : fetches_) out.push_back(st.values[f.node][f.index]);
+  for (const Value& f : fetches_) {
+    const Slot& slot = st.slots[slot_of(f)];
+    out.push_back(slot.layout ? slot.plain : slot.value);
+  }
   return out;
 }
-
 
 void Executor::run_parallel(RunState& st, ThreadPool& pool) {
   // Each task runs one node, then submits the consumers it made ready. The caller waits for
@@ -177,35 +206,57 @@ void Executor::run_parallel(RunState& st, ThreadPool& pool) {
 
 void Executor::run_node(RunState& st, NodeId id) const {
   const Node& node = graph_.node(id);
-  auto& outs = st.values[id];
+  Slot* outs = &st.slots[slot_base_[id]];
   switch (node.op->kind()) {
-    case Op::Kind::placeholder: outs[0] = *st.feed_for[id]; return;
-    case Op::Kind::constant: outs[0] = static_cast<const ConstantOp&>(*node.op).value(); return;
+    case Op::Kind::placeholder: outs[0].value = *st.feed_for[id]; return;
+    case Op::Kind::constant: outs[0].value = static_cast<const ConstantOp&>(*node.op).value(); return;
     case Op::Kind::variable: {
       const Tensor& v = st.variables->get(node.name);
       const TensorSpec& want = node.outputs[0];
       TRIB_CHECK(v.dtype() == want.dtype && v.shape() == want.shape, InvalidArgument,
                  "variable '{}' holds {} but the graph expects {}", node.name, v.spec_string(),
                  want.to_string());
-      outs[0] = v;
+      outs[0].value = v;
       return;
     }
     case Op::Kind::compute: break;
   }
-  std::vector<Tensor> inputs;
-  inputs.reserve(node.inputs.size());
-  for (const Value& in : node.inputs) inputs.push_back(st.values[in.node][in.index]);
-  KernelContext ctx(engine_, node, inputs, outs, *pool_, st.options->training,
-                    st.options->step.value_or(steps_));
-  ctx.input_is_last_use.resize(inputs.size());
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const Value& in = node.inputs[i];
-    ctx.input_is_last_use[i] = st.readers[in.node][in.index].load() == 1;
+  const std::size_t k = node.inputs.size(), m = node.outputs.size();
+  std::vector<Tensor> inputs(k), outputs(m);
+  std::vector<LayoutPtr> in_layouts(k), out_layouts(m);
+  std::vector<std::uint8_t> last_use(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    const Slot& slot = st.slots[slot_of(node.inputs[i])];
+    if (slot.layout && accepts_layout_[id][i]) {
+      inputs[i] = slot.value;
+      in_layouts[i] = slot.layout;
+    } else {
+      inputs[i] = slot.layout ? slot.plain : slot.value;
+    }
+    last_use[i] = slot.readers.load() == 1;
   }
+  KernelContext ctx(engine_, node, inputs, input_specs_[id], in_layouts, last_use, outputs,
+                    out_layouts, *pool_, st.options->training, st.options->step.value_or(steps_));
   if (omp_get_max_threads() != engine_.intra_op_threads()) omp_set_num_threads(engine_.intra_op_threads());
   try {
     if (st.options->reference_kernels) node.op->reference(ctx);
     else node.op->compute(ctx);
+    for (std::size_t o = 0; o < m; ++o) {
+      TRIB_CHECK(outputs[o].defined(), Error, "{} '{}' left output {} unset", node.op->name(),
+                 node.name, o);
+      Slot& slot = outs[o];
+      slot.value = std::move(outputs[o]);
+      slot.layout = std::move(out_layouts[o]);
+      const std::size_t s = slot_base_[id] + o;
+      if (!slot.layout || !needs_plain_[s]) continue;
+      // Converted now, once, so that every plain reader finds it ready.
+      slot.plain = kernels::to_plain(engine_, *pool_, slot.value, *slot.layout, node.outputs[o]);
+      if (!layout_read_[s]) {
+        slot.value = std::move(slot.plain);
+        slot.layout = nullptr;
+        slot.plain = Tensor();
+      }
+    }
   } catch (const ShapeError& e) {
     throw ShapeError(fmt::format("{} '{}': {}", node.op->name(), node.name, e.what()));
   } catch (const InvalidArgument& e) {
@@ -213,18 +264,25 @@ void Executor::run_node(RunState& st, NodeId id) const {
   } catch (const std::exception& e) {
     throw Error(fmt::format("{} '{}': {}", node.op->name(), node.name, e.what()));
   }
-  for (std::size_t i = 0; i < outs.size(); ++i)
-    TRIB_CHECK(outs[i].defined(), Error, "{} '{}' left output {} unset", node.op->name(), node.name, i);
 }
 
 std::vector<NodeId> Executor::finish_node(RunState& st, NodeId id) const {
   const Node& node = graph_.node(id);
   if (st.options->on_fetch_ready)
     for (std::size_t f = 0; f < fetches_.size(); ++f)
-      if (fetches_[f].node == id) st.options->on_fetch_ready(f, st.values[id][fetches_[f].index]);
+      if (fetches_[f].node == id) {
+        const Slot& slot = st.slots[slot_of(fetches_[f])];
+        st.options->on_fetch_ready(f, slot.layout ? slot.plain : slot.value);
+      }
   // Release inputs whose last reader this was, so their memory returns to the pool now.
-  for (const Value& in : node.inputs)
-    if (st.readers[in.node][in.index].fetch_sub(1) == 1) st.values[in.node][in.index] = Tensor();
+  for (const Value& in : node.inputs) {
+    Slot& slot = st.slots[slot_of(in)];
+    if (slot.readers.fetch_sub(1) == 1) {
+      slot.value = Tensor();
+      slot.plain = Tensor();
+      slot.layout = nullptr;
+    }
+  }
   std::vector<NodeId> ready;
   for (NodeId c : consumers_[id])
     if (st.pending[c].fetch_sub(1) == 1) ready.push_back(c);

@@ -10,6 +10,10 @@ namespace dnnl {
 struct engine;
 }
 
+namespace trib::kernels {
+class ReorderCache;
+}
+
 namespace trib {
 
 struct EngineOptions {
@@ -31,12 +35,15 @@ class EngineContext {
   // Null when inter_op_threads is 1: nodes then run inline on the calling thread.
   ThreadPool* inter_op_pool() const { return pool_.get(); }
   const dnnl::engine& dnnl_engine() const;
+  // Layout conversions, built once and shared by every kernel run on this context.
+  kernels::ReorderCache& reorder_cache() const { return *reorders_; }
 
  private:
   int intra_;
   int inter_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<dnnl::engine> dnnl_;
+  std::unique_ptr<kernels::ReorderCache> reorders_;
 };
 
 }  // namespace trib

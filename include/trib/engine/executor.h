@@ -70,18 +70,27 @@ class Executor {
 
  private:
   struct RunState;
+  struct Slot;
   void run_node(RunState& st, NodeId id) const;
   // Releases inputs after their last reader; returns the consumers that became ready.
   std::vector<NodeId> finish_node(RunState& st, NodeId id) const;
   void run_parallel(RunState& st, ThreadPool& pool);
+  std::size_t slot_of(Value v) const { return slot_base_[v.node] + v.index; }
 
   const Graph& graph_;
   std::vector<Value> fetches_;
   const EngineContext& engine_;
-  std::vector<NodeId> order_;                 // needed nodes, ascending (topological)
-  std::vector<int> readers_;                  // per node: consuming (node, input) pairs + fetches
+  std::vector<NodeId> order_;                   // needed nodes, ascending (topological)
   std::vector<std::vector<NodeId>> consumers_;  // per node: needed nodes reading it (deduplicated)
-  std::vector<int> pending_inputs_;           // per node: distinct needed producers
+  std::vector<int> pending_inputs_;             // per node: distinct needed producers
+  // Per (node, output), at slot_base_[node] + index:
+  std::vector<std::size_t> slot_base_;
+  std::vector<int> slot_readers_;           // consuming (node, input) pairs + fetches
+  std::vector<std::uint8_t> needs_plain_;   // read by a kernel that wants plain, or fetched
+  std::vector<std::uint8_t> layout_read_;   // read by a kernel accepting layouts
+  // Per node: per input, its spec and whether the op accepts its layout.
+  std::vector<std::vector<TensorSpec>> input_specs_;
+  std::vector<std::vector<std::uint8_t>> accepts_layout_;
   std::shared_ptr<PoolAllocator> pool_;
   std::uint64_t steps_ = 0;
   std::size_t last_peak_ = 0;

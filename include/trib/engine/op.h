@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,27 +17,50 @@ namespace trib {
 
 class EngineContext;
 
+namespace kernels {
+class MemoryLayout;
+}
+// How a value is stored when not plain row-major (a oneDNN blocked format); opaque outside
+// the engine's kernels. Null means plain.
+using LayoutPtr = std::shared_ptr<const kernels::MemoryLayout>;
+
 // What a kernel sees while it runs: its inputs, a way to allocate outputs from the step's
 // memory pool, and the run's settings.
 class KernelContext {
  public:
+  // Per input: its tensor, spec, layout and whether this node is its last reader.
   KernelContext(const EngineContext& engine, const Node& node, std::span<const Tensor> inputs,
-                std::vector<Tensor>& outputs, Allocator& alloc, bool training, std::uint64_t step)
-      : engine_(engine), node_(node), inputs_(inputs), outputs_(outputs), alloc_(alloc),
-        training_(training), step_(step) {}
+                std::span<const TensorSpec> input_specs, std::span<const LayoutPtr> input_layouts,
+                std::span<const std::uint8_t> input_is_last_use, std::span<Tensor> outputs,
+                std::span<LayoutPtr> output_layouts, Allocator& alloc, bool training,
+                std::uint64_t step)
+      : engine_(engine), node_(node), inputs_(inputs), input_specs_(input_specs),
+        input_layouts_(input_layouts), last_use_(input_is_last_use), outputs_(outputs),
+        output_layouts_(output_layouts), alloc_(alloc), training_(training), step_(step) {}
 
   const Tensor& input(int i) const { return inputs_[i]; }
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  // Input i's layout: null (plain) unless the op accepts layouts on input i.
+  const LayoutPtr& input_layout(int i) const { return input_layouts_[i]; }
+  const TensorSpec& input_spec(int i) const { return input_specs_[i]; }
+  // Whether input i may be overwritten (no other reader remains).
+  bool input_is_last_use(int i) const { return last_use_[i] != 0; }
+
   // Allocates output i with its inferred spec (uninitialised) and returns it.
   Tensor& output(int i);
   // Allocates output i and fills it with zeros.
   Tensor& output_zeros(int i);
+  // Allocates output i stored in `layout` (plain when null): an opaque buffer of the
+  // layout's size, which only kernels accepting layouts read.
+  Tensor& output_in_layout(int i, LayoutPtr layout);
   // Sets output i to an existing tensor (a view of an input, for example).
   void set_output(int i, Tensor t);
   // Output i reusing input `in`'s storage when this node is its only remaining reader and
   // the specs match, else a fresh allocation. For element-wise ops that can run in place.
+  // Output i gets input `in`'s layout (a plain input unless the op accepts its layout).
   Tensor& output_reusing(int i, int in);
   const TensorSpec& output_spec(int i) const { return node_.outputs[i]; }
+  const LayoutPtr& output_layout(int i) const { return output_layouts_[i]; }
 
   const Node& node() const { return node_; }
   const EngineContext& engine() const { return engine_; }
@@ -46,14 +70,15 @@ class KernelContext {
   // How many times this executor has run: gives random ops a fresh stream per step.
   std::uint64_t step() const { return step_; }
 
-  // Set by the executor: input i may be overwritten (no other reader remains).
-  std::vector<bool> input_is_last_use;
-
  private:
   const EngineContext& engine_;
   const Node& node_;
   std::span<const Tensor> inputs_;
-  std::vector<Tensor>& outputs_;
+  std::span<const TensorSpec> input_specs_;
+  std::span<const LayoutPtr> input_layouts_;
+  std::span<const std::uint8_t> last_use_;
+  std::span<Tensor> outputs_;
+  std::span<LayoutPtr> output_layouts_;
   Allocator& alloc_;
   bool training_;
   std::uint64_t step_;
@@ -101,6 +126,11 @@ class Op {
   // Placeholders, variables and constants are sources the executor fills itself.
   enum class Kind { compute, placeholder, variable, constant };
   virtual Kind kind() const { return Kind::compute; }
+
+  // Whether the fast kernel takes input i in any layout (KernelContext::input_layout), as
+  // the oneDNN convolution and pooling kernels do. Otherwise the executor hands it a plain
+  // row-major tensor, converting when the producer wrote another layout.
+  virtual bool accepts_layout(int /*input*/) const { return false; }
 };
 
 }  // namespace trib

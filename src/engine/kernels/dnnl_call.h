@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/kernels/dnnl_util.h"
+#include "engine/kernels/memory_layout.h"
 
 namespace trib::kernels {
 
@@ -27,7 +28,7 @@ struct Primitive {
 
 class DnnlCall {
  public:
-  DnnlCall(const dnnl::engine& engine, Allocator& alloc);
+  DnnlCall(const EngineContext& engine, Allocator& alloc);
   ~DnnlCall();
   DnnlCall(const DnnlCall&) = delete;
   DnnlCall& operator=(const DnnlCall&) = delete;
@@ -47,11 +48,26 @@ class DnnlCall {
     return dnnl::memory(md, engine_, t.raw_data());
   }
 
+  // `t`, stored as `have`, as memory of layout `want`: t itself when they agree, else a
+  // reordered temporary.
+  dnnl::memory input(const Tensor& t, const dnnl::memory::desc& have, const dnnl::memory::desc& want);
+  // Where a primitive writing layout `chosen` should write `t`, to be stored as `have`: t
+  // itself when they agree, else a temporary that finish_output() reorders into t.
+  dnnl::memory output(const Tensor& t, const dnnl::memory::desc& have, const dnnl::memory::desc& chosen);
+  void finish_output(const dnnl::memory& written, const Tensor& t, const dnnl::memory::desc& have);
+  // Copies `from` into `to` (layouts may differ).
+  void reorder(const dnnl::memory& from, const dnnl::memory& to);
+
  private:
   const dnnl::engine& engine_;
+  ReorderCache& reorders_;
   Allocator& alloc_;
   dnnl::stream stream_;
   std::vector<Tensor> buffers_;
 };
+
+// `t`, stored in `layout`, as a new plain tensor of `spec` from `alloc`.
+Tensor to_plain(const EngineContext& engine, Allocator& alloc, const Tensor& t,
+                const MemoryLayout& layout, const TensorSpec& spec);
 
 }  // namespace trib::kernels

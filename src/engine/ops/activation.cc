@@ -4,7 +4,8 @@
 #include <cmath>
 
 #include "engine/kernels/dnnl_call.h"
-#include "engine/kernels/once_cell.h"
+#include "engine/kernels/desc_cache.h"
+#include "engine/ops/fusion.h"
 #include "engine/ops/nn_backward.h"
 #include "trib/engine/context.h"
 #include "trib/engine/op.h"
@@ -43,13 +44,16 @@ float backward_ref(Activation kind, float dy, float y) {
   return 0.0f;
 }
 
-// Element-wise primitives ignore shape, so every tensor is described as one flat vector.
-dnnl::memory::desc flat_desc(const Shape& s) { return kernels::plain_desc(Shape{s.numel()}); }
+// Element-wise primitives ignore shape, so a plain tensor is described as one flat vector;
+// one in a blocked layout keeps its descriptor (whose padding oneDNN then leaves alone).
+dnnl::memory::desc desc_for(const LayoutPtr& layout, const Shape& s) {
+  return layout ? layout->desc() : kernels::plain_desc(Shape{s.numel()});
+}
 
-dnnl::eltwise_forward::primitive_desc forward_pd(Activation kind, const Shape& s, bool training,
-                                                 const dnnl::engine& eng) {
+dnnl::eltwise_forward::primitive_desc forward_pd(Activation kind, const dnnl::memory::desc& md,
+                                                 bool training, const dnnl::engine& eng) {
   auto prop = training ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
-  dnnl::eltwise_forward::desc d(prop, algorithm_of(kind), flat_desc(s), 0.0f, 0.0f);
+  dnnl::eltwise_forward::desc d(prop, algorithm_of(kind), md, 0.0f, 0.0f);
   return {d, kernels::cached_primitive_attr(), eng};
 }
 
@@ -74,17 +78,17 @@ class ActivationOp final : public Op {
   std::vector<TensorSpec> infer(std::span<const TensorSpec> in) const override {
     return same_f32(name(), in);
   }
+  bool accepts_layout(int) const override { return true; }
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    Tensor& y = ctx.output_reusing(0, 0);
-    if (x.numel() == 0) return;
+    Tensor& y = ctx.output_reusing(0, 0);  // in x's layout
+    if (ctx.input_spec(0).shape.numel() == 0) return;
     const auto& eng = ctx.engine().dnnl_engine();
-    const auto& p = prims_[ctx.training()].get([&] {
-      return kernels::Primitive<dnnl::eltwise_forward>(
-          forward_pd(kind_, x.shape(), ctx.training(), eng));
+    const auto md = desc_for(ctx.input_layout(0), ctx.input_spec(0).shape);
+    const auto& p = prims_[ctx.training()].get(md, [&] {
+      return kernels::Primitive<dnnl::eltwise_forward>(forward_pd(kind_, md, ctx.training(), eng));
     });
-    kernels::DnnlCall call(eng, ctx.allocator());
-    auto md = flat_desc(x.shape());
+    kernels::DnnlCall call(ctx.engine(), ctx.allocator());
     call.run(p, {{DNNL_ARG_SRC, call.wrap(x, md)}, {DNNL_ARG_DST, call.wrap(y, md)}});
   }
   void reference(KernelContext& ctx) const override {
@@ -98,10 +102,11 @@ class ActivationOp final : public Op {
 
  private:
   Activation kind_;
-  std::array<kernels::OnceCell<kernels::Primitive<dnnl::eltwise_forward>>, 2> prims_;  // [training]
+  std::array<kernels::DescCache<kernels::Primitive<dnnl::eltwise_forward>>, 2> prims_;  // [training]
 };
 
-// Inputs (dy, y); dx overwrites dy when nothing else reads it.
+// Inputs (dy, y), in any layouts; dx comes out in y's layout, overwriting dy when nothing
+// else reads it and it is already in that layout.
 class ActivationBackwardOp final : public Op {
  public:
   explicit ActivationBackwardOp(Activation kind) : kind_(kind) {}
@@ -109,21 +114,30 @@ class ActivationBackwardOp final : public Op {
   std::vector<TensorSpec> infer(std::span<const TensorSpec> in) const override {
     return same_f32(name(), in);
   }
+  bool accepts_layout(int) const override { return true; }
   void compute(KernelContext& ctx) const override {
-    const Tensor& dy = ctx.input(0);
-    const Tensor& y = ctx.input(1);
-    Tensor& dx = ctx.output_reusing(0, 0);
-    if (dy.numel() == 0) return;
+    const Shape& shape = ctx.input_spec(0).shape;
+    if (shape.numel() == 0) {
+      ctx.output(0);
+      return;
+    }
+    const LayoutPtr& layout = ctx.input_layout(1);
+    const bool same = kernels::same_layout(ctx.input_layout(0).get(), layout.get());
+    // dy converts to y's layout when they differ, which needs both described with the
+    // tensor's real dimensions rather than as flat vectors.
+    auto full = [&](const LayoutPtr& l) { return l ? l->desc() : kernels::plain_desc(shape); };
+    const auto md = same ? desc_for(layout, shape) : full(layout);
+    const auto dy_md = same ? md : full(ctx.input_layout(0));
+    Tensor& dx = same ? ctx.output_reusing(0, 0) : ctx.output_in_layout(0, layout);
     const auto& eng = ctx.engine().dnnl_engine();
-    auto md = flat_desc(dy.shape());
-    const auto& p = prim_.get([&] {
+    const auto& p = prims_.get(md, [&] {
       dnnl::eltwise_backward::desc d(algorithm_of(kind_), md, md, 0.0f, 0.0f);
       return kernels::Primitive<dnnl::eltwise_backward>(
-          {d, kernels::cached_primitive_attr(), eng, forward_pd(kind_, dy.shape(), true, eng)});
+          {d, kernels::cached_primitive_attr(), eng, forward_pd(kind_, md, true, eng)});
     });
-    kernels::DnnlCall call(eng, ctx.allocator());
-    call.run(p, {{DNNL_ARG_DST, call.wrap(y, md)},
-                 {DNNL_ARG_DIFF_DST, call.wrap(dy, md)},
+    kernels::DnnlCall call(ctx.engine(), ctx.allocator());
+    call.run(p, {{DNNL_ARG_DST, call.wrap(ctx.input(1), md)},
+                 {DNNL_ARG_DIFF_DST, call.input(ctx.input(0), dy_md, md)},
                  {DNNL_ARG_DIFF_SRC, call.wrap(dx, md)}});
   }
   void reference(KernelContext& ctx) const override {
@@ -135,12 +149,15 @@ class ActivationBackwardOp final : public Op {
 
  private:
   Activation kind_;
-  kernels::OnceCell<kernels::Primitive<dnnl::eltwise_backward>> prim_;
+  kernels::DescCache<kernels::Primitive<dnnl::eltwise_backward>> prims_;
 };
 
 }  // namespace
 
 Value ops::relu(Graph& g, Value x, const std::string& name) {
+  // After a convolution or matmul (with or without its bias): one fused node (fusion.h).
+  if (const Fusable* f = fusable_producer(g, x))
+    if (auto fused = f->fuse_relu(g, Node(g.node(x)), name)) return *fused;
   return g.add1(std::make_shared<ActivationOp>(Activation::relu), {x}, name);
 }
 

@@ -78,7 +78,7 @@ class BatchNormOp final : public Op {
       return kernels::Primitive<dnnl::batch_normalization_forward>(
           forward_pd(l, eps_, prop, training, eng));
     });
-    kernels::DnnlCall call(eng, ctx.allocator());
+    kernels::DnnlCall call(ctx.engine(), ctx.allocator());
     auto md = l.desc();
     auto cmd = kernels::plain_desc(Shape{l.c});
     call.run(p, {{DNNL_ARG_SRC, call.wrap(ctx.input(0), md)},
@@ -151,7 +151,7 @@ class BatchNormBackwardOp final : public Op {
       return kernels::Primitive<dnnl::batch_normalization_backward>(
           {d, kernels::cached_primitive_attr(), eng, hint});
     });
-    kernels::DnnlCall call(eng, ctx.allocator());
+    kernels::DnnlCall call(ctx.engine(), ctx.allocator());
     auto md = l.desc();
     auto cmd = kernels::plain_desc(Shape{l.c});
     call.run(p, {{DNNL_ARG_DIFF_DST, call.wrap(ctx.input(0), md)},

@@ -2,6 +2,7 @@
 // convolution ([N, C, H, W]) outputs. Cheaper than a broadcasting add: the bias index is
 // known per row, and no broadcast plan is needed.
 #include "engine/kernels/parallel.h"
+#include "engine/ops/fusion.h"
 #include "trib/engine/op.h"
 #include "trib/engine/ops.h"
 
@@ -70,6 +71,13 @@ class BiasAddOp final : public Op {
 }  // namespace
 
 Value ops::bias_add(Graph& g, Value x, Value bias, const std::string& name) {
+  // After a convolution or matmul: one fused node (fusion.h), when the bias fits; anything
+  // else gets the plain op and its shape checks.
+  if (const Fusable* f = fusable_producer(g, x); f && valid_value(g, bias)) {
+    const TensorSpec& xs = g.spec(x);
+    if (xs.shape.rank() >= 2 && g.spec(bias) == (TensorSpec{DType::f32, Shape{xs.shape[1]}}))
+      if (auto fused = f->fuse_bias(g, Node(g.node(x)), bias, name)) return *fused;
+  }
   return g.add1(std::make_shared<BiasAddOp>(), {x, bias}, name);
 }
 

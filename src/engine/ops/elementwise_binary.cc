@@ -93,10 +93,9 @@ class BinaryOp final : public Op {
                                       kernels::broadcast_strides(b.shape(), out)});
     });
     // In place over an operand of the output's shape when nothing else reads it.
-    const auto& last = ctx.input_is_last_use;
-    Tensor& y = (a.shape() == out && last.size() > 0 && last[0]) ? ctx.output_reusing(0, 0)
-              : (b.shape() == out && last.size() > 1 && last[1]) ? ctx.output_reusing(0, 1)
-                                                                 : ctx.output(0);
+    Tensor& y = (a.shape() == out && ctx.input_is_last_use(0)) ? ctx.output_reusing(0, 0)
+              : (b.shape() == out && ctx.input_is_last_use(1)) ? ctx.output_reusing(0, 1)
+                                                               : ctx.output(0);
     if (y.numel() == 0) return;
     binary_kernel<K>(loop, a.data<float>(), b.data<float>(), y.data<float>(), ctx.intra_op_threads());
   }

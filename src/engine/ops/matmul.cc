@@ -1,12 +1,17 @@
 // matmul: y[M, N] = op(a) op(b), where op transposes when asked. The fast kernel is oneDNN's
 // matmul primitive, built once per node (shapes are fixed when the graph is built) and run
 // on the step's threads; a transposed operand is described by its strides, never copied.
+// The same op with a bias [N] and a ReLU is the fused node that bias_add and relu become
+// when they follow a matmul (fusion.h): the primitive adds the bias and applies the ReLU as
+// it writes each block of y, so neither costs a pass of its own.
 #include <dnnl.hpp>
 
 #include <optional>
 
 #include "engine/kernels/dnnl_call.h"
 #include "engine/kernels/once_cell.h"
+#include "engine/ops/fusion.h"
+#include "engine/ops/nn_backward.h"
 #include "trib/engine/context.h"
 #include "trib/engine/op.h"
 #include "trib/engine/ops.h"
@@ -18,10 +23,15 @@ struct MatmulDims {
   std::int64_t m, k, n;
 };
 
-class MatmulOp final : public Op {
+class MatmulOp final : public Op, public ops::Fusable {
  public:
-  MatmulOp(bool transpose_a, bool transpose_b) : ta_(transpose_a), tb_(transpose_b) {}
-  std::string_view name() const override { return "matmul"; }
+  MatmulOp(bool transpose_a, bool transpose_b, bool bias = false, bool relu = false)
+      : ta_(transpose_a), tb_(transpose_b), bias_(bias), relu_(relu) {}
+  std::string_view name() const override {
+    static constexpr std::string_view names[2][2] = {{"matmul", "matmul_relu"},
+                                                     {"matmul_bias", "matmul_bias_relu"}};
+    return names[bias_][relu_];
+  }
 
   std::vector<TensorSpec> infer(std::span<const TensorSpec> in) const override {
     TRIB_CHECK(in[0].dtype == DType::f32 && in[1].dtype == DType::f32, ShapeError,
@@ -32,6 +42,9 @@ class MatmulOp final : public Op {
     const std::int64_t k_b = in[1].shape.dims()[tb_ ? 1 : 0];
     TRIB_CHECK(d.k == k_b, ShapeError, "inner dimensions {} and {} differ{}", d.k, k_b,
                ta_ || tb_ ? fmt::format(" (transpose_a={}, transpose_b={})", ta_, tb_) : "");
+    if (bias_)
+      TRIB_CHECK(in[2] == (TensorSpec{DType::f32, Shape{d.n}}), ShapeError,
+                 "the bias must be f32[{}] (one per output column), got {}", d.n, in[2].to_string());
     return {{DType::f32, Shape{d.m, d.n}}};
   }
 
@@ -43,18 +56,21 @@ class MatmulOp final : public Op {
     if (y.numel() == 0) return;
     if (d.k == 0) {  // an empty sum; oneDNN does not take zero-sized operands
       y.fill(0.0f);
+      apply_bias_relu_ref(ctx, y);
       return;
     }
     const dnnl::engine& eng = ctx.engine().dnnl_engine();
-    kernels::DnnlCall call(eng, ctx.allocator());
+    kernels::DnnlCall call(ctx.engine(), ctx.allocator());
     const Cached& cached = prim_.get([&] { return Cached(eng, make(d, eng)); });
     // A primitive belongs to the engine it was built on; a graph run by a second engine
     // context (rare: tests comparing contexts) gets an uncached one rather than an error.
     std::optional<Cached> own;
     const Cached& c = cached.engine == eng.get() ? cached : own.emplace(eng, make(d, eng));
-    call.run(c.prim, {{DNNL_ARG_SRC, call.wrap(a, c.a)},
-                      {DNNL_ARG_WEIGHTS, call.wrap(b, c.b)},
-                      {DNNL_ARG_DST, call.wrap(y, c.y)}});
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, call.wrap(a, c.a)},
+                                               {DNNL_ARG_WEIGHTS, call.wrap(b, c.b)},
+                                               {DNNL_ARG_DST, call.wrap(y, c.y)}};
+    if (bias_) args.emplace(DNNL_ARG_BIAS, call.wrap(ctx.input(2), c.bias));
+    call.run(c.prim, std::move(args));
   }
 
   void reference(KernelContext& ctx) const override {
@@ -63,7 +79,8 @@ class MatmulOp final : public Op {
     const MatmulDims d = dims(a.shape(), b.shape());
     const float* pa = a.data<float>();
     const float* pb = b.data<float>();
-    float* py = ctx.output(0).data<float>();
+    Tensor& y = ctx.output(0);
+    float* py = y.data<float>();
     for (std::int64_t i = 0; i < d.m; ++i)
       for (std::int64_t j = 0; j < d.n; ++j) {
         double s = 0.0;
@@ -71,16 +88,33 @@ class MatmulOp final : public Op {
           s += double(ta_ ? pa[p * d.m + i] : pa[i * d.k + p]) * (tb_ ? pb[j * d.k + p] : pb[p * d.n + j]);
         py[i * d.n + j] = static_cast<float>(s);
       }
+    apply_bias_relu_ref(ctx, y);
   }
 
   // With y = op(a) op(b): d op(a) = dy op(b)^T and d op(b) = op(a)^T dy. A transposed operand
   // takes the transpose of that, which swaps the factors instead of adding a transpose node.
+  // The fused form first takes ReLU's gradient from its output, d = dy where y > 0; the bias
+  // gradient is d summed over the rows.
   std::vector<Gradient> gradient(GradContext& ctx) const override {
     Graph& g = ctx.graph;
-    const Value a = ctx.input(0), b = ctx.input(1), dy = ctx.grad();
+    const Value a = ctx.input(0), b = ctx.input(1);
+    Value dy = ctx.grad();
+    if (relu_) dy = ops::backward::activation(g, ops::backward::Activation::relu, dy, ctx.output(0));
     const Value da = ta_ ? ops::matmul(g, b, dy, tb_, true) : ops::matmul(g, dy, b, false, !tb_);
     const Value db = tb_ ? ops::matmul(g, dy, a, true, ta_) : ops::matmul(g, a, dy, !ta_, false);
-    return {{da, {}}, {db, {}}};
+    if (!bias_) return {{da, {}}, {db, {}}};
+    return {{da, {}}, {db, {}}, {ops::sum(g, dy, {0}), {}}};
+  }
+
+  std::optional<Value> fuse_bias(Graph& g, const Node& self, Value bias,
+                                 const std::string& name) const override {
+    if (bias_ || relu_) return std::nullopt;
+    return ops::matmul_fused(g, self.inputs[0], self.inputs[1], ta_, tb_, bias, false, name);
+  }
+  std::optional<Value> fuse_relu(Graph& g, const Node& self, const std::string& name) const override {
+    if (relu_) return std::nullopt;
+    return ops::matmul_fused(g, self.inputs[0], self.inputs[1], ta_, tb_,
+                             bias_ ? self.inputs[2] : Value{}, true, name);
   }
 
  private:
@@ -88,11 +122,24 @@ class MatmulOp final : public Op {
   struct Cached {
     Cached(const dnnl::engine& eng, kernels::Primitive<dnnl::matmul> p)
         : engine(eng.get()), prim(std::move(p)), a(prim.pd.src_desc()), b(prim.pd.weights_desc()),
-          y(prim.pd.dst_desc()) {}
+          y(prim.pd.dst_desc()), bias(prim.pd.bias_desc()) {}
     dnnl_engine_t engine;
     kernels::Primitive<dnnl::matmul> prim;
-    dnnl::memory::desc a, b, y;
+    dnnl::memory::desc a, b, y, bias;
   };
+
+  // y[M, N] += bias, then ReLU, in place: the reference epilogue (and the fast one when
+  // k == 0, where oneDNN is not called).
+  void apply_bias_relu_ref(const KernelContext& ctx, Tensor& y) const {
+    if (!bias_ && !relu_) return;
+    const std::int64_t n = y.shape()[1];
+    const float* b = bias_ ? ctx.input(2).data<float>() : nullptr;
+    float* p = y.data<float>();
+    for (std::int64_t i = 0; i < y.numel(); ++i) {
+      if (b) p[i] += b[i % n];
+      if (relu_) p[i] = p[i] > 0.0f ? p[i] : 0.0f;
+    }
+  }
 
   MatmulDims dims(const Shape& a, const Shape& b) const {
     return {a.dims()[ta_ ? 1 : 0], a.dims()[ta_ ? 0 : 1], b.dims()[tb_ ? 0 : 1]};
@@ -105,11 +152,18 @@ class MatmulOp final : public Op {
     dnnl::memory::desc a_md({d.m, d.k}, f32, ta_ ? tag::ba : tag::ab);
     dnnl::memory::desc b_md({d.k, d.n}, f32, tb_ ? tag::ba : tag::ab);
     dnnl::memory::desc y_md({d.m, d.n}, f32, tag::ab);
-    dnnl::matmul::desc desc(a_md, b_md, y_md);
-    return kernels::Primitive<dnnl::matmul>({desc, kernels::cached_primitive_attr(), eng});
+    auto desc = bias_ ? dnnl::matmul::desc(a_md, b_md, dnnl::memory::desc({1, d.n}, f32, tag::ab), y_md)
+                      : dnnl::matmul::desc(a_md, b_md, y_md);
+    dnnl::primitive_attr attr = kernels::cached_primitive_attr();
+    if (relu_) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      attr.set_post_ops(ops);
+    }
+    return kernels::Primitive<dnnl::matmul>({desc, attr, eng});
   }
 
-  bool ta_, tb_;
+  bool ta_, tb_, bias_, relu_;
   kernels::OnceCell<Cached> prim_;
 };
 
@@ -117,6 +171,14 @@ class MatmulOp final : public Op {
 
 Value ops::matmul(Graph& g, Value a, Value b, bool transpose_a, bool transpose_b, const std::string& name) {
   return g.add1(std::make_shared<MatmulOp>(transpose_a, transpose_b), {a, b}, name);
+}
+
+Value ops::matmul_fused(Graph& g, Value a, Value b, bool transpose_a, bool transpose_b, Value bias,
+                        bool relu, const std::string& name) {
+  std::vector<Value> inputs{a, b};
+  if (bias.valid()) inputs.push_back(bias);
+  return g.add1(std::make_shared<MatmulOp>(transpose_a, transpose_b, bias.valid(), relu),
+                std::move(inputs), name);
 }
 
 }  // namespace trib

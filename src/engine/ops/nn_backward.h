@@ -21,9 +21,14 @@ Value softmax(Graph& g, Value dy, Value y, bool log);
 // d(loss)/d(logits) = (softmax(logits) - onehot(labels)) / N * dloss, for a scalar dloss.
 Value softmax_cross_entropy(Graph& g, Value logits, Value labels, Value dloss);
 
-// dx [N, C, H, W] from dy and w; dw [O, C, KH, KW] from x and dy.
+// dx [N, C, H, W] from dy and w; dw [O, C, KH, KW] from x and dy; and dw with the bias
+// gradient db [O] (dy summed over N, OH, OW) from one node.
 Value conv2d_data(Graph& g, Value dy, Value w, Shape x_shape, Conv2dOptions opts);
 Value conv2d_weights(Graph& g, Value x, Value dy, Shape w_shape, Conv2dOptions opts);
+struct WeightsAndBias {
+  Value dw, db;
+};
+WeightsAndBias conv2d_weights_and_bias(Graph& g, Value x, Value dy, Shape w_shape, Conv2dOptions opts);
 
 // max_pool2d's forward node: {y, workspace}. The workspace records where each maximum came
 // from; it is opaque, read only by max_pool2d_data of the same run (fast and reference

@@ -1,10 +1,13 @@
-// max_pool2d and avg_pool2d on NCHW tensors (oneDNN, with reference loops in
-// kernels/pool_ref), and their backward ops. Max pooling's node has a second output, the
-// workspace recording where each maximum came from, which its backward op reads; it is i32
-// with the output's shape, enough room for oneDNN's encoding (at most 4 bytes per cell) and
-// for the reference kernel's plane indices.
+// max_pool2d and avg_pool2d (oneDNN, with reference loops in kernels/pool_ref), and their
+// backward ops. Max pooling's node has a second output, the workspace recording where each
+// maximum came from, which its backward op reads: i32 with the output's shape for the
+// reference kernel's plane indices, oneDNN's own encoding (an opaque layout) for the fast
+// one. The fast kernels run in their input's layout (blocked after a convolution); a
+// layer's forward and backward op share the forward primitive, which fixes the backward's
+// layouts and the workspace's encoding.
 #include <array>
 
+#include "engine/kernels/desc_cache.h"
 #include "engine/kernels/once_cell.h"
 #include "engine/kernels/pool_dnnl.h"
 #include "engine/kernels/pool_ref.h"
@@ -15,7 +18,26 @@
 namespace trib {
 namespace {
 
+using kernels::PoolForwardDnnl;
 using kernels::PoolKind;
+
+// What a pooling layer's forward op hands its backward op: the forward primitive of the
+// latest training run (its input's layout is fixed by the producer, so this is one object).
+class PoolShared {
+ public:
+  void set(const PoolForwardDnnl* fwd) {
+    std::lock_guard lock(mu_);
+    training_forward_ = fwd;
+  }
+  const PoolForwardDnnl* get() const {
+    std::lock_guard lock(mu_);
+    return training_forward_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  const PoolForwardDnnl* training_forward_ = nullptr;  // owned by the forward op's cache
+};
 
 class Pool2dOp final : public Op {
  public:
@@ -30,48 +52,51 @@ class Pool2dOp final : public Op {
     if (kind_ == PoolKind::avg) return {{DType::f32, y}};
     return {{DType::f32, y}, {DType::i32, y}};
   }
+  bool accepts_layout(int) const override { return true; }
   void compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.input(0);
-    const auto& eng = ctx.engine().dnnl_engine();
-    const auto& pool = forward_[ctx.training()].get([&] {
-      return kernels::PoolForwardDnnl(geometry(x), kind_, ctx.training(), eng);
+    const Shape& x_shape = ctx.input_spec(0).shape;
+    const auto src = kernels::desc_of(ctx.input_layout(0).get(), ctx.input_spec(0));
+    const auto& pool = forward_[ctx.training()].get(src, [&] {
+      return PoolForwardDnnl(geometry(x_shape), kind_, ctx.training(), src, ctx.engine().dnnl_engine());
     });
+    if (ctx.training()) shared_->set(&pool);
     // At inference the workspace stays unwritten: no backward op may read it then.
-    Tensor workspace = kind_ == PoolKind::max ? ctx.output(1) : Tensor();
-    kernels::DnnlCall call(eng, ctx.allocator());
-    pool.run(call, x, ctx.output(0), workspace);
+    Tensor workspace;
+    if (kind_ == PoolKind::max)
+      workspace = pool.workspace_layout() ? ctx.output_in_layout(1, pool.workspace_layout()) : ctx.output(1);
+    kernels::DnnlCall call(ctx.engine(), ctx.allocator());
+    pool.run(call, ctx.input(0), ctx.output_in_layout(0, pool.dst_layout()), workspace);
   }
   void reference(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
+    const kernels::Pool2dGeometry g = geometry(x.shape());
     if (kind_ == PoolKind::max)
-      kernels::max_pool2d_forward_ref(geometry(x), x.data<float>(), ctx.output(0).data<float>(),
+      kernels::max_pool2d_forward_ref(g, x.data<float>(), ctx.output(0).data<float>(),
                                       ctx.output(1).data<std::int32_t>());
     else
-      kernels::avg_pool2d_forward_ref(geometry(x), x.data<float>(), ctx.output(0).data<float>());
+      kernels::avg_pool2d_forward_ref(g, x.data<float>(), ctx.output(0).data<float>());
   }
-  std::vector<Gradient> gradient(GradContext& ctx) const override {
-    const Shape& x_shape = ctx.input_spec(0).shape;
-    Value dx = kind_ == PoolKind::max
-                   ? ops::backward::max_pool2d_data(ctx.graph, ctx.grad(), ctx.output(1), x_shape, opts_)
-                   : ops::backward::avg_pool2d_data(ctx.graph, ctx.grad(), x_shape, opts_);
-    return {{dx, {}}};
-  }
+  std::vector<Gradient> gradient(GradContext& ctx) const override;
+
+  const std::shared_ptr<PoolShared>& shared() const { return shared_; }
 
  private:
-  kernels::Pool2dGeometry geometry(const Tensor& x) const {
-    return kernels::pool2d_geometry(x.shape(), opts_);
-  }
+  kernels::Pool2dGeometry geometry(const Shape& x) const { return kernels::pool2d_geometry(x, opts_); }
 
   PoolKind kind_;
   ops::Pool2dOptions opts_;
-  std::array<kernels::OnceCell<kernels::PoolForwardDnnl>, 2> forward_;  // [training]
+  std::array<kernels::DescCache<PoolForwardDnnl>, 2> forward_;  // [training], by input layout
+  std::shared_ptr<PoolShared> shared_ = std::make_shared<PoolShared>();
 };
 
 // Inputs (dy) for average pooling, (dy, workspace) for max pooling.
 class Pool2dBackwardOp final : public Op {
  public:
-  Pool2dBackwardOp(PoolKind kind, ops::Pool2dOptions opts, Shape x_shape)
-      : kind_(kind), opts_(opts), x_shape_(std::move(x_shape)) {}
+  // `shared`: the forward op's, or null when this op was built without one (average
+  // pooling's gradient on its own), which then works on plain layouts.
+  Pool2dBackwardOp(PoolKind kind, ops::Pool2dOptions opts, Shape x_shape,
+                   std::shared_ptr<PoolShared> shared)
+      : kind_(kind), opts_(opts), x_shape_(std::move(x_shape)), shared_(std::move(shared)) {}
   std::string_view name() const override {
     return kind_ == PoolKind::max ? "max_pool2d_backward" : "avg_pool2d_backward";
   }
@@ -84,13 +109,24 @@ class Pool2dBackwardOp final : public Op {
                  "max pooling's backward needs the forward's workspace i32{}", y.to_string());
     return {{DType::f32, x_shape_}};
   }
+  bool accepts_layout(int) const override { return true; }
   void compute(KernelContext& ctx) const override {
     check_training(ctx);
     const auto& eng = ctx.engine().dnnl_engine();
-    const auto& pool = prim_.get([&] { return kernels::PoolBackwardDnnl(geometry(), kind_, eng); });
+    const PoolForwardDnnl* fwd = shared_ ? shared_->get() : nullptr;
+    TRIB_CHECK(fwd != nullptr || kind_ == PoolKind::avg, Error,
+               "max_pool2d's backward ran before its forward ran with fast kernels in training");
+    if (fwd == nullptr)
+      fwd = &plain_forward_.get([&] {
+        return PoolForwardDnnl(geometry(), kind_, true, kernels::plain_desc(x_shape_), eng);
+      });
+    const auto& pool = prims_.get(fwd->pd().src_desc(), [&] {
+      return kernels::PoolBackwardDnnl(geometry(), kind_, *fwd, eng);
+    });
     Tensor workspace = kind_ == PoolKind::max ? ctx.input(1) : Tensor();
-    kernels::DnnlCall call(eng, ctx.allocator());
-    pool.run(call, ctx.input(0), workspace, ctx.output(0));
+    kernels::DnnlCall call(ctx.engine(), ctx.allocator());
+    pool.run(call, ctx.input(0), kernels::desc_of(ctx.input_layout(0).get(), ctx.input_spec(0)),
+             workspace, ctx.output_in_layout(0, pool.diff_src_layout()));
   }
   void reference(KernelContext& ctx) const override {
     check_training(ctx);
@@ -113,8 +149,31 @@ class Pool2dBackwardOp final : public Op {
   PoolKind kind_;
   ops::Pool2dOptions opts_;
   Shape x_shape_;
-  kernels::OnceCell<kernels::PoolBackwardDnnl> prim_;
+  std::shared_ptr<PoolShared> shared_;
+  kernels::OnceCell<PoolForwardDnnl> plain_forward_;
+  kernels::DescCache<kernels::PoolBackwardDnnl> prims_;  // by the forward's input layout
 };
+
+std::vector<Gradient> Pool2dOp::gradient(GradContext& ctx) const {
+  const Shape& x_shape = ctx.input_spec(0).shape;
+  Value dx;
+  if (kind_ == PoolKind::max)
+    dx = ctx.graph.add1(std::make_shared<Pool2dBackwardOp>(kind_, opts_, x_shape, shared_),
+                        {ctx.grad(), ctx.output(1)});
+  else
+    dx = ctx.graph.add1(std::make_shared<Pool2dBackwardOp>(kind_, opts_, x_shape, shared_),
+                        {ctx.grad()});
+  return {{dx, {}}};
+}
+
+// The forward pooling op producing `workspace`, whose primitive the backward must share.
+std::shared_ptr<PoolShared> shared_of(const Graph& g, Value workspace) {
+  const auto* fwd = dynamic_cast<const Pool2dOp*>(g.node(workspace).op.get());
+  TRIB_CHECK(fwd != nullptr && workspace.index == 1, InvalidArgument,
+             "max_pool2d's backward needs the workspace output of a max_pool2d node, got {}",
+             g.describe(workspace));
+  return fwd->shared();
+}
 
 }  // namespace
 
@@ -132,12 +191,14 @@ std::vector<Value> ops::backward::max_pool2d_with_workspace(Graph& g, Value x, P
 
 Value ops::backward::max_pool2d_data(Graph& g, Value dy, Value workspace, Shape x_shape,
                                      Pool2dOptions opts) {
-  return g.add1(std::make_shared<Pool2dBackwardOp>(PoolKind::max, opts, std::move(x_shape)),
+  return g.add1(std::make_shared<Pool2dBackwardOp>(PoolKind::max, opts, std::move(x_shape),
+                                                   shared_of(g, workspace)),
                 {dy, workspace});
 }
 
 Value ops::backward::avg_pool2d_data(Graph& g, Value dy, Shape x_shape, Pool2dOptions opts) {
-  return g.add1(std::make_shared<Pool2dBackwardOp>(PoolKind::avg, opts, std::move(x_shape)), {dy});
+  return g.add1(std::make_shared<Pool2dBackwardOp>(PoolKind::avg, opts, std::move(x_shape), nullptr),
+                {dy});
 }
 
 }  // namespace trib

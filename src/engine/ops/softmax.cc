@@ -50,7 +50,7 @@ class SoftmaxOp final : public Op {
       return kernels::Primitive<dnnl::softmax_v2_forward>(
           forward_pd(log_, x.shape(), ctx.training(), eng));
     });
-    kernels::DnnlCall call(eng, ctx.allocator());
+    kernels::DnnlCall call(ctx.engine(), ctx.allocator());
     auto md = kernels::plain_desc(x.shape());
     call.run(p, {{DNNL_ARG_SRC, call.wrap(x, md)}, {DNNL_ARG_DST, call.wrap(y, md)}});
   }
@@ -101,7 +101,7 @@ class SoftmaxBackwardOp final : public Op {
       return kernels::Primitive<dnnl::softmax_v2_backward>(
           {d, kernels::cached_primitive_attr(), eng, forward_pd(log_, dy.shape(), true, eng)});
     });
-    kernels::DnnlCall call(eng, ctx.allocator());
+    kernels::DnnlCall call(ctx.engine(), ctx.allocator());
     call.run(p, {{DNNL_ARG_DST, call.wrap(y, md)},
                  {DNNL_ARG_DIFF_DST, call.wrap(dy, md)},
                  {DNNL_ARG_DIFF_SRC, call.wrap(dx, md)}});
