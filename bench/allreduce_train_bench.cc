@@ -9,8 +9,11 @@
 // independent processes at once. Peer: two `torch_peer.py --threads 1` processes at once.
 // Timing follows the peer: 10 warm-up steps, 7 chunks of equal step counts filling about
 // --seconds, the median chunk's step time; images/s are summed over the two processes.
+// Ideal and ours alternate --reps times: images/s are medians, efficiency the median of
+// each rep's ours/ideal; the peer runs once.
 //
-//   allreduce_train_bench [--models cnn,mlp] [--seconds 3] [--no-peer]
+//   allreduce_train_bench [--models cnn,mlp] [--seconds 3] [--no-peer] [--bucket-mb 4]
+//                         [--compression none|bf16|fp16] [--segment-kib K] [--reps 3]
 // Only bench= lines go to stdout; progress and notes go to stderr.
 #include <fmt/format.h>
 #include <sys/wait.h>
@@ -40,6 +43,14 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr int kWorkers = 2;
+
+struct Settings {
+  double seconds = 3;
+  double bucket_mb = 4;
+  collectives::Compression compression = collectives::Compression::none;
+  std::size_t segment_kib = 0;  // 0: the group's default
+  int reps = 3;                 // ideal and ours alternate this many times; medians are printed
+};
 
 std::shared_ptr<nn::Sequential> build_model(const std::string& name) {
   auto m = std::make_shared<nn::Sequential>();
@@ -79,7 +90,7 @@ std::string read_line(int fd) {
 }
 
 // One training process; `group` is null for the ideal (independent) runs. Returns images/s.
-double train_process(const std::string& model, const std::shared_ptr<collectives::Group>& group, double seconds) {
+double train_process(const std::string& model, const std::shared_ptr<collectives::Group>& group, const Settings& st) {
   const int batch = batch_of(model);
   EngineContext engine({.intra_op_threads = 1, .inter_op_threads = 1});
   train::ModelSpec spec{build_model(model), Shape{1, 28, 28}, 10, /*seed=*/0};
@@ -93,7 +104,9 @@ double train_process(const std::string& model, const std::shared_ptr<collectives
   std::unique_ptr<train::UpdateStrategy> update;
   if (group) {
     update = std::make_unique<collectives::AllreduceUpdate>(
-        collectives::AllreduceUpdateOptions{.group = group, .parameters = names, .optimizer = sgd, .schedule = lr});
+        collectives::AllreduceUpdateOptions{.group = group, .parameters = names, .optimizer = sgd, .schedule = lr,
+                                            .bucket_bytes = static_cast<std::size_t>(st.bucket_mb * (1 << 20)),
+                                            .compression = st.compression});
   } else {
     update = std::make_unique<train::LocalUpdate>(train::LocalUpdateOptions{names, sgd, lr});
   }
@@ -116,7 +129,7 @@ double train_process(const std::string& model, const std::shared_ptr<collectives
   one_step();
   const double per = std::max(std::chrono::duration<double>(Clock::now() - t0).count(), 1e-6);
   constexpr int kChunks = 7;
-  Tensor iters = Tensor::from_vector<std::int64_t>(Shape{1}, {std::max<std::int64_t>(3, static_cast<std::int64_t>(seconds / kChunks / per))});
+  Tensor iters = Tensor::from_vector<std::int64_t>(Shape{1}, {std::max<std::int64_t>(3, static_cast<std::int64_t>(st.seconds / kChunks / per))});
   if (group) collectives::broadcast(*group, iters);  // synchronous workers take the same steps
   std::vector<double> chunk;
   for (int c = 0; c < kChunks; ++c) {
@@ -131,7 +144,7 @@ double train_process(const std::string& model, const std::shared_ptr<collectives
 }
 
 // Runs two processes at once (ranks of one group when `allreduce`); the sum of their images/s.
-double run_pair(const std::string& model, bool allreduce, double seconds) {
+double run_pair(const std::string& model, bool allreduce, const Settings& st) {
   const std::string secret = net::ClusterSecret::generate().to_hex();
   int down[kWorkers][2], up[kWorkers][2];
   std::vector<pid_t> pids;
@@ -148,10 +161,11 @@ double run_pair(const std::string& model, bool allreduce, double seconds) {
           auto endpoint = collectives::Endpoint::listen(std::make_shared<net::TcpTransport>(ctx), "127.0.0.1:0");
           write_all(up[r][1], endpoint.address() + "\n");
           collectives::GroupOptions go{.rank = r, .size = kWorkers};
+          if (st.segment_kib > 0) go.segment_bytes = st.segment_kib << 10;
           for (int k = 0; k < kWorkers; ++k) go.addresses.push_back(read_line(down[r][0]));
           group = collectives::Group::form(std::move(endpoint), go);
         }
-        images = train_process(model, group, seconds);
+        images = train_process(model, group, st);
       } catch (const std::exception& e) {
         fmt::print(stderr, "allreduce_train_bench: worker {}: {}\n", r, e.what());
         std::fflush(nullptr);
@@ -200,7 +214,7 @@ double run_peer(const std::string& model, double seconds) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> models{"cnn", "mlp"};
-  double seconds = 3;
+  Settings st;
   bool peer = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -209,7 +223,15 @@ int main(int argc, char** argv) {
       std::stringstream in(argv[++i]);
       for (std::string m; std::getline(in, m, ',');) models.push_back(m);
     } else if (a == "--seconds" && i + 1 < argc) {
-      seconds = std::stod(argv[++i]);
+      st.seconds = std::stod(argv[++i]);
+    } else if (a == "--bucket-mb" && i + 1 < argc) {
+      st.bucket_mb = std::stod(argv[++i]);
+    } else if (a == "--compression" && i + 1 < argc) {
+      st.compression = collectives::parse_compression(argv[++i]);
+    } else if (a == "--segment-kib" && i + 1 < argc) {
+      st.segment_kib = std::stoull(argv[++i]);
+    } else if (a == "--reps" && i + 1 < argc) {
+      st.reps = std::max(1, std::stoi(argv[++i]));
     } else if (a == "--no-peer") {
       peer = false;
     } else {
@@ -220,13 +242,27 @@ int main(int argc, char** argv) {
   peer = peer && std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
   int status = 0;
   for (const std::string& model : models) {
-    const double ideal = run_pair(model, false, seconds);
-    const double ours = run_pair(model, true, seconds);
-    const double theirs = peer ? run_peer(model, seconds) : 0;
+    std::vector<double> ideals, ourses;
+    for (int rep = 0; rep < st.reps; ++rep) {  // alternated, so both see the same machine load
+      ideals.push_back(run_pair(model, false, st));
+      ourses.push_back(run_pair(model, true, st));
+      fmt::print(stderr, "allreduce_train_bench: {} rep {}: ideal {:.0f}, ours {:.0f} images/s\n", model, rep,
+                 ideals.back(), ourses.back());
+    }
+    // Efficiency pairs each rep's two runs (made moments apart) before taking the median,
+    // which keeps the machine's drifting load out of the ratio.
+    std::vector<double> ratios;
+    for (std::size_t k = 0; k < ideals.size(); ++k) ratios.push_back(ideals[k] > 0 ? ourses[k] / ideals[k] : 0);
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    const double ideal = median(ideals), ours = median(ourses), efficiency = median(ratios);
+    const double theirs = peer ? run_peer(model, st.seconds) : 0;
     if (ours <= 0 || ideal <= 0) status = 1;
     fmt::print("bench=allreduce_train model={} ours_images_per_s={:.0f} ideal_images_per_s={:.0f} efficiency={:.2f} "
                "peer_images_per_s={} ratio={}\n",
-               model, ours, ideal, ideal > 0 ? ours / ideal : 0, theirs > 0 ? fmt::format("{:.0f}", theirs) : "NA",
+               model, ours, ideal, efficiency, theirs > 0 ? fmt::format("{:.0f}", theirs) : "NA",
                theirs > 0 ? fmt::format("{:.2f}", ours / theirs) : "NA");
     std::fflush(stdout);
   }
