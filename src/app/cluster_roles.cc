@@ -13,6 +13,7 @@
 #include "trib/cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
+#include "trib/collectives/strategy_allreduce.h"
 #include "trib/engine/context.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
@@ -209,8 +210,42 @@ int run_worker_role(const RoleArgs& args) {
       po.schedule = std::move(schedule);
       return std::make_unique<ps::PsUpdate>(std::move(po));
     };
+  } else if (job.strategy.name == "allreduce") {
+    // Every worker listens, publishes its address, and the group forms once all are known.
+    auto endpoint = std::make_shared<collectives::Endpoint>(
+        collectives::Endpoint::listen(data_plane, job.cluster.bind_host + ":0"));
+    member->store().set(fmt::format("allreduce/{}/address", m.index), endpoint->address());
+    collectives::GroupOptions g;
+    g.rank = m.index;
+    g.size = m.workers;
+    for (int w = 0; w < m.workers; ++w)
+      g.addresses.push_back(member->store().get(fmt::format("allreduce/{}/address", w),
+                                               std::chrono::seconds(job.cluster.join_timeout_s)));
+    std::shared_ptr<collectives::Group> group = collectives::Group::form(std::move(*endpoint), g);
+    // The linear scaling rule with warm-up, on by default for this strategy.
+    o.job.schedule.linear_scaling = true;
+    if (o.job.schedule.warmup_steps == 0) o.job.schedule.warmup_steps = 100;
+    // Goyal et al.: the warm-up starts from the single-worker rate.
+    if (o.job.schedule.warmup_start_factor == 0) o.job.schedule.warmup_start_factor = 1.0f / m.workers;
+    const double bucket_mb = job.strategy.bucket_mb;
+    const collectives::Compression compression = collectives::parse_compression(job.strategy.compression);
+    const double clip = job.training.clip_norm;
+    o.distribution.make_update = [group, bucket_mb, compression, clip](
+                                     const std::vector<std::string>& trainable, std::shared_ptr<const Optimizer> opt,
+                                     std::shared_ptr<const Schedule> schedule) -> std::unique_ptr<train::UpdateStrategy> {
+      collectives::AllreduceUpdateOptions ao;
+      ao.group = group;
+      ao.parameters = trainable;
+      ao.optimizer = std::move(opt);
+      ao.schedule = std::move(schedule);
+      ao.bucket_bytes = static_cast<std::size_t>(bucket_mb * (1 << 20));
+      ao.compression = compression;
+      ao.clip_norm = clip;
+      // Its start() gives every worker the chief's step, variables and optimizer state.
+      return std::make_unique<collectives::AllreduceUpdate>(std::move(ao));
+    };
   } else {
-    throw InvalidArgument(fmt::format("strategy '{}' is not available to cluster workers yet", job.strategy.name));
+    throw InvalidArgument(fmt::format("strategy '{}' is not available to cluster workers", job.strategy.name));
   }
   train::train(o);
   member->leave();
