@@ -9,7 +9,11 @@ set -uo pipefail
 
 BENCHES=(
   "engine_bench"
+  "ps_bench"
   "stream_bench"
+  "transport_bench"
+  "allreduce_bench"
+  "allreduce_train_bench"
 )
 
 build=${1:-build}
