@@ -9,8 +9,8 @@
 // independent processes at once. Peer: two `torch_peer.py --threads 1` processes at once.
 // Timing follows the peer: 10 warm-up steps, 7 chunks of equal step counts filling about
 // --seconds, the median chunk's step time; images/s are summed over the two processes.
-// Ideal and ours alternate --reps times: images/s are medians, efficiency the median of
-// each rep's ours/ideal; the peer runs once.
+// Ideal, ours and the peer alternate --reps times: images/s are medians; efficiency and
+// ratio are medians of each rep's ours/ideal and ours/peer.
 //
 //   allreduce_train_bench [--models cnn,mlp] [--seconds 3] [--no-peer] [--bucket-mb 4]
 //                         [--compression none|bf16|fp16] [--segment-kib K] [--reps 3]
@@ -242,28 +242,27 @@ int main(int argc, char** argv) {
   peer = peer && std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0;
   int status = 0;
   for (const std::string& model : models) {
-    std::vector<double> ideals, ourses;
-    for (int rep = 0; rep < st.reps; ++rep) {  // alternated, so both see the same machine load
+    std::vector<double> ideals, ourses, peers, efficiency, ratio;
+    for (int rep = 0; rep < st.reps; ++rep) {  // alternated, so all three see the same machine load
       ideals.push_back(run_pair(model, false, st));
       ourses.push_back(run_pair(model, true, st));
-      fmt::print(stderr, "allreduce_train_bench: {} rep {}: ideal {:.0f}, ours {:.0f} images/s\n", model, rep,
-                 ideals.back(), ourses.back());
+      if (peer) peers.push_back(run_peer(model, st.seconds));
+      fmt::print(stderr, "allreduce_train_bench: {} rep {}: ideal {:.0f}, ours {:.0f}, peer {:.0f} images/s\n", model,
+                 rep, ideals.back(), ourses.back(), peer ? peers.back() : 0.0);
+      // Ratios pair runs made moments apart, which keeps the machine's drifting load out.
+      efficiency.push_back(ideals.back() > 0 ? ourses.back() / ideals.back() : 0);
+      if (peer && peers.back() > 0) ratio.push_back(ourses.back() / peers.back());
     }
-    // Efficiency pairs each rep's two runs (made moments apart) before taking the median,
-    // which keeps the machine's drifting load out of the ratio.
-    std::vector<double> ratios;
-    for (std::size_t k = 0; k < ideals.size(); ++k) ratios.push_back(ideals[k] > 0 ? ourses[k] / ideals[k] : 0);
     auto median = [](std::vector<double> v) {
       std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
+      return v.empty() ? 0.0 : v[v.size() / 2];
     };
-    const double ideal = median(ideals), ours = median(ourses), efficiency = median(ratios);
-    const double theirs = peer ? run_peer(model, st.seconds) : 0;
+    const double ideal = median(ideals), ours = median(ourses), theirs = median(peers);
     if (ours <= 0 || ideal <= 0) status = 1;
     fmt::print("bench=allreduce_train model={} ours_images_per_s={:.0f} ideal_images_per_s={:.0f} efficiency={:.2f} "
                "peer_images_per_s={} ratio={}\n",
-               model, ours, ideal, efficiency, theirs > 0 ? fmt::format("{:.0f}", theirs) : "NA",
-               theirs > 0 ? fmt::format("{:.2f}", ours / theirs) : "NA");
+               model, ours, ideal, median(efficiency), theirs > 0 ? fmt::format("{:.0f}", theirs) : "NA",
+               ratio.empty() ? "NA" : fmt::format("{:.2f}", median(ratio)));
     std::fflush(stdout);
   }
   return status;
