@@ -18,6 +18,8 @@
 // rank with Unavailable naming it ("allreduce: rank 2 (worker 2 at 127.0.0.1:4567) is
 // unreachable: ..."). Every wait has a deadline (GroupOptions::op_timeout), so nothing hangs.
 // A failed group stays failed: re-forming it (a new generation) is the caller's business.
+// The tensors given to a failed call have unspecified contents, and pieces already asked
+// for may still land in them until the transport completes or fails those requests.
 #pragma once
 
 #include <chrono>
