@@ -1,14 +1,14 @@
-// matmul: y[M, N] = op(a) op(b), where op transposes when asked. The fast kernel is oneDNN's
-// matmul primitive, built once per node (shapes are fixed when the graph is built) and run
-// on the step's threads; a transposed operand is described by its strides, never copied.
-// The same op with a bias [N] and a ReLU is the fused node that bias_add and relu become
-// when they follow a matmul (fusion.h): the primitive adds the bias and applies the ReLU as
-// it writes each block of y, so neither costs a pass of its own.
+// matmul: y[M, N] = op(a) op(b), where op transposes when asked. The fast kernel
+// (kernels/matmul_dnnl) is oneDNN's, built once per node (shapes are fixed when the graph is
+// built) and run on the step's threads; a transposed operand is never copied by us. The same
+// op with a bias [N] and a ReLU is the fused node that bias_add and relu become when they
+// follow a matmul (fusion.h): oneDNN adds the bias and applies the ReLU as it writes each
+// block of y, so neither costs a pass of its own.
 #include <dnnl.hpp>
 
 #include <optional>
 
-#include "engine/kernels/dnnl_call.h"
+#include "engine/kernels/matmul_dnnl.h"
 #include "engine/kernels/once_cell.h"
 #include "engine/ops/fusion.h"
 #include "engine/ops/nn_backward.h"
@@ -60,17 +60,14 @@ class MatmulOp final : public Op, public ops::Fusable {
       return;
     }
     const dnnl::engine& eng = ctx.engine().dnnl_engine();
-    kernels::DnnlCall call(ctx.engine(), ctx.allocator());
-    const Cached& cached = prim_.get([&] { return Cached(eng, make(d, eng)); });
+    const kernels::MatmulShape shape{d.m, d.k, d.n, ta_, tb_, bias_, relu_};
+    const auto& cached = prim_.get([&] { return kernels::MatmulDnnl(shape, eng); });
     // A primitive belongs to the engine it was built on; a graph run by a second engine
     // context (rare: tests comparing contexts) gets an uncached one rather than an error.
-    std::optional<Cached> own;
-    const Cached& c = cached.engine == eng.get() ? cached : own.emplace(eng, make(d, eng));
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, call.wrap(a, c.a)},
-                                               {DNNL_ARG_WEIGHTS, call.wrap(b, c.b)},
-                                               {DNNL_ARG_DST, call.wrap(y, c.y)}};
-    if (bias_) args.emplace(DNNL_ARG_BIAS, call.wrap(ctx.input(2), c.bias));
-    call.run(c.prim, std::move(args));
+    std::optional<kernels::MatmulDnnl> own;
+    const auto& kernel = cached.engine() == eng.get() ? cached : own.emplace(shape, eng);
+    kernels::DnnlCall call(ctx.engine(), ctx.allocator());
+    kernel.run(call, a, b, bias_ ? &ctx.input(2) : nullptr, y);
   }
 
   void reference(KernelContext& ctx) const override {
@@ -118,16 +115,6 @@ class MatmulOp final : public Op, public ops::Fusable {
   }
 
  private:
-  // The primitive with its operands' layouts, queried once rather than on every run.
-  struct Cached {
-    Cached(const dnnl::engine& eng, kernels::Primitive<dnnl::matmul> p)
-        : engine(eng.get()), prim(std::move(p)), a(prim.pd.src_desc()), b(prim.pd.weights_desc()),
-          y(prim.pd.dst_desc()), bias(prim.pd.bias_desc()) {}
-    dnnl_engine_t engine;
-    kernels::Primitive<dnnl::matmul> prim;
-    dnnl::memory::desc a, b, y, bias;
-  };
-
   // y[M, N] += bias, then ReLU, in place: the reference epilogue (and the fast one when
   // k == 0, where oneDNN is not called).
   void apply_bias_relu_ref(const KernelContext& ctx, Tensor& y) const {
@@ -145,26 +132,8 @@ class MatmulOp final : public Op, public ops::Fusable {
     return {a.dims()[ta_ ? 1 : 0], a.dims()[ta_ ? 0 : 1], b.dims()[tb_ ? 0 : 1]};
   }
 
-  // Plain row-major operands; a transposed one is the same matrix read column-major (ba).
-  kernels::Primitive<dnnl::matmul> make(const MatmulDims& d, const dnnl::engine& eng) const {
-    using tag = dnnl::memory::format_tag;
-    const auto f32 = dnnl::memory::data_type::f32;
-    dnnl::memory::desc a_md({d.m, d.k}, f32, ta_ ? tag::ba : tag::ab);
-    dnnl::memory::desc b_md({d.k, d.n}, f32, tb_ ? tag::ba : tag::ab);
-    dnnl::memory::desc y_md({d.m, d.n}, f32, tag::ab);
-    auto desc = bias_ ? dnnl::matmul::desc(a_md, b_md, dnnl::memory::desc({1, d.n}, f32, tag::ab), y_md)
-                      : dnnl::matmul::desc(a_md, b_md, y_md);
-    dnnl::primitive_attr attr = kernels::cached_primitive_attr();
-    if (relu_) {
-      dnnl::post_ops ops;
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-      attr.set_post_ops(ops);
-    }
-    return kernels::Primitive<dnnl::matmul>({desc, attr, eng});
-  }
-
   bool ta_, tb_, bias_, relu_;
-  kernels::OnceCell<Cached> prim_;
+  kernels::OnceCell<kernels::MatmulDnnl> prim_;
 };
 
 }  // namespace
