@@ -77,6 +77,11 @@ class Conv2dOp final : public Op, public ops::Fusable {
     return ops::conv2d_fused(g, self.inputs[0], self.inputs[1], bias_ ? self.inputs[2] : Value{},
                              true, opts_, name);
   }
+  std::optional<Value> without_relu(Graph& g, const Node& self) const override {
+    if (!relu_) return std::nullopt;
+    return ops::conv2d_fused(g, self.inputs[0], self.inputs[1], bias_ ? self.inputs[2] : Value{},
+                             false, opts_);
+  }
 
  private:
   kernels::Conv2dGeometry geometry(const KernelContext& ctx) const {

@@ -4,6 +4,12 @@
 // node instead (conv2d_bias_relu, matmul_bias_relu, ...), computed by a single oneDNN
 // primitive with the bias and a ReLU post-op, whose gradient reads its own output. The
 // unfused node stays in the graph and runs only if something else reads it.
+//
+// Max pooling after a ReLU is rebuilt as the ReLU after the pooling: max(relu(x)) equals
+// relu(max(x)) value for value, and the gradients agree too (both pass dy to the window's
+// first maximum when it is positive, nothing otherwise). The ReLU and its gradient then run
+// on the pooled tensor, a quarter of the size for 2x2 windows, and the convolution's output
+// is dead as soon as it is pooled.
 #pragma once
 
 #include <optional>
@@ -23,6 +29,8 @@ class Fusable {
                                          const std::string& name) const = 0;
   // The fused node computing relu(self), or nullopt.
   virtual std::optional<Value> fuse_relu(Graph& g, const Node& self, const std::string& name) const = 0;
+  // When self applies a ReLU: a node computing self without it, else nullopt.
+  virtual std::optional<Value> without_relu(Graph& g, const Node& self) const = 0;
 };
 
 // Whether v names an existing output (fusion checks must not preempt the graph's own errors).

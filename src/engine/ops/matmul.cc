@@ -90,17 +90,25 @@ class MatmulOp final : public Op, public ops::Fusable {
 
   // With y = op(a) op(b): d op(a) = dy op(b)^T and d op(b) = op(a)^T dy. A transposed operand
   // takes the transpose of that, which swaps the factors instead of adding a transpose node.
-  // The fused form first takes ReLU's gradient from its output, d = dy where y > 0; the bias
-  // gradient is d summed over the rows.
+  // The fused form first takes ReLU's gradient from its output, d = dy where y > 0, and the
+  // bias gradient, d summed over the rows (one pass for both when it has both).
   std::vector<Gradient> gradient(GradContext& ctx) const override {
     Graph& g = ctx.graph;
     const Value a = ctx.input(0), b = ctx.input(1);
-    Value dy = ctx.grad();
-    if (relu_) dy = ops::backward::activation(g, ops::backward::Activation::relu, dy, ctx.output(0));
+    Value dy = ctx.grad(), dbias;
+    if (relu_ && bias_) {
+      auto [d, dsum] = ops::backward::bias_relu(g, dy, ctx.output(0));
+      dy = d;
+      dbias = dsum;
+    } else if (relu_) {
+      dy = ops::backward::activation(g, ops::backward::Activation::relu, dy, ctx.output(0));
+    } else if (bias_) {
+      dbias = ops::sum(g, dy, {0});
+    }
     const Value da = ta_ ? ops::matmul(g, b, dy, tb_, true) : ops::matmul(g, dy, b, false, !tb_);
     const Value db = tb_ ? ops::matmul(g, dy, a, true, ta_) : ops::matmul(g, a, dy, !ta_, false);
     if (!bias_) return {{da, {}}, {db, {}}};
-    return {{da, {}}, {db, {}}, {ops::sum(g, dy, {0}), {}}};
+    return {{da, {}}, {db, {}}, {dbias, {}}};
   }
 
   std::optional<Value> fuse_bias(Graph& g, const Node& self, Value bias,
@@ -112,6 +120,11 @@ class MatmulOp final : public Op, public ops::Fusable {
     if (relu_) return std::nullopt;
     return ops::matmul_fused(g, self.inputs[0], self.inputs[1], ta_, tb_,
                              bias_ ? self.inputs[2] : Value{}, true, name);
+  }
+  std::optional<Value> without_relu(Graph& g, const Node& self) const override {
+    if (!relu_) return std::nullopt;
+    return ops::matmul_fused(g, self.inputs[0], self.inputs[1], ta_, tb_,
+                             bias_ ? self.inputs[2] : Value{}, false);
   }
 
  private:

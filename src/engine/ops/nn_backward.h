@@ -15,6 +15,13 @@ enum class Activation { relu, sigmoid, tanh };
 // in place, so its input is gone by the time the gradient runs.
 Value activation(Graph& g, Activation kind, Value dy, Value y);
 
+// A dense layer's fused bias and ReLU, backward: d = dy where y > 0, and db = d summed over
+// the rows of [N, C].
+struct BiasReluGrads {
+  Value d, db;
+};
+BiasReluGrads bias_relu(Graph& g, Value dy, Value y);
+
 // dx from dy and the output y of softmax (log = false) or log_softmax (log = true).
 Value softmax(Graph& g, Value dy, Value y, bool log);
 

@@ -11,6 +11,7 @@
 #include "engine/kernels/once_cell.h"
 #include "engine/kernels/pool_dnnl.h"
 #include "engine/kernels/pool_ref.h"
+#include "engine/ops/fusion.h"
 #include "engine/ops/nn_backward.h"
 #include "trib/engine/context.h"
 #include "trib/engine/op.h"
@@ -175,9 +176,23 @@ std::shared_ptr<PoolShared> shared_of(const Graph& g, Value workspace) {
   return fwd->shared();
 }
 
+bool pool_fits(const TensorSpec& x, const ops::Pool2dOptions& opts) {
+  try {
+    kernels::pool2d_geometry(x.shape, opts);
+    return x.dtype == DType::f32;
+  } catch (const ShapeError&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 Value ops::max_pool2d(Graph& g, Value x, Pool2dOptions opts, const std::string& name) {
+  // After a fused ReLU: the ReLU moves after the pooling (fusion.h), when the pooling fits
+  // (otherwise the plain node below reports why, under its own name).
+  if (const Fusable* f = fusable_producer(g, x); f && pool_fits(g.spec(x), opts))
+    if (auto pre = f->without_relu(g, Node(g.node(x))))
+      return ops::relu(g, g.add(std::make_shared<Pool2dOp>(PoolKind::max, opts), {*pre})[0], name);
   return g.add(std::make_shared<Pool2dOp>(PoolKind::max, opts), {x}, name)[0];
 }
 

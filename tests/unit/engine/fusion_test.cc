@@ -7,6 +7,7 @@
 #include "engine/ops/fusion.h"
 #include "engine/ops/nn_backward.h"
 #include "op_test_util.h"
+#include "trib/engine/autodiff.h"
 #include "trib/engine/executor.h"
 #include "trib/engine/op.h"
 #include "trib/engine/ops.h"
@@ -101,6 +102,21 @@ TEST(Fusion, MatmulBiasReluMatchesReferenceAndGradient) {
       }
 }
 
+TEST(Fusion, BiasReluBackwardMatchesReference) {
+  Rng rng(65);
+  for (Shape s : {Shape{1, 1}, Shape{7, 13}, Shape{64, 256}, Shape{3, 40}}) {
+    SCOPED_TRACE(s.to_string());
+    std::vector<Tensor> in{random_tensor(s, rng), random_tensor(s, rng)};
+    for (int out : {0, 1})
+      testing::expect_fast_matches_reference(
+          [&](Graph& g, std::span<const Value> v) {
+            auto r = ops::backward::bias_relu(g, v[0], v[1]);
+            return out == 0 ? r.d : r.db;
+          },
+          in);
+  }
+}
+
 TEST(Fusion, BuildersFuseConvAndDenseLayers) {
   Graph g;
   Value x = g.placeholder("x", {DType::f32, Shape{2, 1, 8, 8}});
@@ -120,6 +136,60 @@ TEST(Fusion, BuildersFuseConvAndDenseLayers) {
   // ReLU on its own, or a second ReLU, stays a separate node.
   EXPECT_EQ(g.node(ops::relu(g, flat)).op->name(), "relu");
   EXPECT_EQ(g.node(ops::relu(g, conv)).op->name(), "relu");
+}
+
+TEST(Fusion, MaxPoolingAfterAReluRunsBeforeIt) {
+  Graph g;
+  Value x = g.placeholder("x", {DType::f32, Shape{2, 1, 8, 8}});
+  Value w = g.variable("w", {DType::f32, Shape{16, 1, 3, 3}});
+  Value b = g.variable("b", {DType::f32, Shape{16}});
+  Value act = ops::relu(g, ops::bias_add(g, ops::conv2d(g, x, w, {1, 1, 1, 1}), b));
+  Value pooled = ops::max_pool2d(g, act, {}, "pool");
+  const Node& relu = g.node(pooled);
+  EXPECT_EQ(relu.op->name(), "relu");
+  EXPECT_EQ(relu.name, "pool");
+  const Node& pool = g.node(relu.inputs[0]);
+  EXPECT_EQ(pool.op->name(), "max_pool2d");
+  EXPECT_EQ(g.node(pool.inputs[0]).op->name(), "conv2d_bias");
+  // Average pooling does not commute with ReLU and stays after it.
+  EXPECT_EQ(g.node(g.node(ops::avg_pool2d(g, act)).inputs[0]).op->name(), "conv2d_bias_relu");
+}
+
+// max(relu(x)) and relu(max(x)) agree value for value and in their gradients, ties and
+// all-negative windows included.
+TEST(Fusion, ReluAfterMaxPoolingGivesTheSameValuesAndGradients) {
+  Rng rng(66);
+  Tensor x = random_tensor(Shape{2, 3, 6, 6}, rng);
+  for (std::int64_t i = 0; i < x.numel(); i += 5) x.data<float>()[i] = 0.0f;  // ties at 0
+  Tensor w = random_tensor(Shape{16, 3, 3, 3}, rng);
+  Tensor b = random_tensor(Shape{16}, rng, -0.5f, 0.0f);  // many negative windows
+  for (bool reference : {false, true}) {
+    std::vector<std::vector<Tensor>> results;
+    for (bool commuted : {false, true}) {
+      Graph g;
+      Value xv = g.placeholder("x", {DType::f32, x.shape()});
+      Value wv = g.placeholder("w", {DType::f32, w.shape()});
+      Value bv = g.placeholder("b", {DType::f32, b.shape()});
+      Value conv = ops::conv2d_fused(g, xv, wv, bv, false, {1, 1, 1, 1});
+      // The builder commutes relu and pooling; the other order is built from the parts.
+      Value y = commuted ? ops::max_pool2d(g, ops::relu(g, conv))
+                         : ops::max_pool2d(g, ops::relu(g, ops::scale(g, conv, 1.0f)));
+      Value loss = ops::sum(g, ops::mul(g, y, y));
+      std::vector<Value> fetches{y};
+      for (const Gradient& grad : gradients(g, loss, std::vector<Value>{xv, wv, bv}))
+        fetches.push_back(grad.values);
+      Executor exec(g, fetches, testing::test_engine());
+      VariableStore vars;
+      RunOptions opts;
+      opts.reference_kernels = reference;
+      std::vector<Feed> feeds{{xv, x}, {wv, w}, {bv, b}};
+      results.push_back(exec.run(feeds, vars, opts));
+    }
+    for (std::size_t f = 0; f < results[0].size(); ++f)
+      for (std::int64_t i = 0; i < results[0][f].numel(); ++i)
+        ASSERT_EQ(results[0][f].data<float>()[i], results[1][f].data<float>()[i])
+            << (reference ? "reference" : "fast") << " fetch " << f << " element " << i;
+  }
 }
 
 TEST(Fusion, AMisfitBiasIsStillAnErrorNamingTheNodes) {
