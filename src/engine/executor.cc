@@ -85,6 +85,7 @@ Executor::Executor(const Graph& graph, std::vector<Value> fetches, const EngineC
   layout_read_.assign(slot_base_[n], 0);
   input_specs_.resize(n);
   accepts_layout_.resize(n);
+  threads_.assign(n, 1);
   consumers_.resize(n);
   pending_inputs_.assign(n, 0);
   for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
@@ -101,6 +102,9 @@ Executor::Executor(const Graph& graph, std::vector<Value> fetches, const EngineC
       slot_readers_[slot_of(in)]++;
       (accepts ? layout_read_ : needs_plain_)[slot_of(in)] = 1;
     }
+    if (node.op->kind() == Op::Kind::compute &&
+        node.op->cost_ns(input_specs_[id], node.outputs) >= engine_.parallel_node_min_us() * 1e3)
+      threads_[id] = engine_.intra_op_threads();
     std::sort(producers.begin(), producers.end());
     producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
     pending_inputs_[id] = static_cast<int>(producers.size());
@@ -235,9 +239,12 @@ void Executor::run_node(RunState& st, NodeId id) const {
     }
     last_use[i] = slot.readers.load() == 1;
   }
+  const int threads = threads_[id];
   KernelContext ctx(engine_, node, inputs, input_specs_[id], in_layouts, last_use, outputs,
-                    out_layouts, *pool_, st.options->training, st.options->step.value_or(steps_));
-  if (omp_get_max_threads() != engine_.intra_op_threads()) omp_set_num_threads(engine_.intra_op_threads());
+                    out_layouts, *pool_, threads, st.options->training,
+                    st.options->step.value_or(steps_));
+  // oneDNN's primitives take their thread count from here, when built and when run.
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
   try {
     if (st.options->reference_kernels) node.op->reference(ctx);
     else node.op->compute(ctx);

@@ -53,7 +53,12 @@ Tensor& KernelContext::output_reusing(int i, int in) {
   return outputs_[i];
 }
 
-int KernelContext::intra_op_threads() const { return engine_.intra_op_threads(); }
+double Op::cost_ns(std::span<const TensorSpec> inputs, std::span<const TensorSpec> outputs) const {
+  double bytes = 0;
+  for (const TensorSpec& s : inputs) bytes += double(s.shape.numel()) * double(dtype_size(s.dtype));
+  for (const TensorSpec& s : outputs) bytes += double(s.shape.numel()) * double(dtype_size(s.dtype));
+  return bytes * 0.1;  // 10 GB/s
+}
 
 std::vector<Gradient> Op::gradient(GradContext& ctx) const {
   throw InvalidArgument(fmt::format("{} '{}' has no gradient", name(), ctx.node.name));

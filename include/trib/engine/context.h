@@ -21,6 +21,14 @@ struct EngineOptions {
   int intra_op_threads = 0;
   // Graph nodes that may run at once; <= 0 means one per core.
   int inter_op_threads = 0;
+  // A node whose kernel is estimated to take less than this on one thread (Op::cost_ns)
+  // runs on one thread: waking a second would cost more than it saves. 0 gives every node
+  // intra_op_threads. Why 200: an OpenMP parallel region with sleeping workers costs about
+  // 10 us to wake and join on an idle machine, a oneDNN primitive runs one to three, and the
+  // data must move to the other core's cache. Measured on a 2-core machine, the MLP's
+  // 256 x 256 layers (170 us) ran no faster on two threads, and with every node on two
+  // threads its step at batch 64 was twice as slow; convolutions (ms) gained 1.5-1.8x.
+  double parallel_node_min_us = 200;
 };
 
 class EngineContext {
@@ -32,6 +40,7 @@ class EngineContext {
 
   int intra_op_threads() const { return intra_; }
   int inter_op_threads() const { return inter_; }
+  double parallel_node_min_us() const { return parallel_min_us_; }
   // Null when inter_op_threads is 1: nodes then run inline on the calling thread.
   ThreadPool* inter_op_pool() const { return pool_.get(); }
   const dnnl::engine& dnnl_engine() const;
@@ -41,6 +50,7 @@ class EngineContext {
  private:
   int intra_;
   int inter_;
+  double parallel_min_us_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<dnnl::engine> dnnl_;
   std::unique_ptr<kernels::ReorderCache> reorders_;

@@ -91,6 +91,7 @@ class Executor {
   // Per node: per input, its spec and whether the op accepts its layout.
   std::vector<std::vector<TensorSpec>> input_specs_;
   std::vector<std::vector<std::uint8_t>> accepts_layout_;
+  std::vector<int> threads_;  // per node: the engine's intra-op threads, or 1 (Op::cost_ns)
   std::shared_ptr<PoolAllocator> pool_;
   std::uint64_t steps_ = 0;
   std::size_t last_peak_ = 0;

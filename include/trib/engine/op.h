@@ -32,11 +32,12 @@ class KernelContext {
   KernelContext(const EngineContext& engine, const Node& node, std::span<const Tensor> inputs,
                 std::span<const TensorSpec> input_specs, std::span<const LayoutPtr> input_layouts,
                 std::span<const std::uint8_t> input_is_last_use, std::span<Tensor> outputs,
-                std::span<LayoutPtr> output_layouts, Allocator& alloc, bool training,
+                std::span<LayoutPtr> output_layouts, Allocator& alloc, int threads, bool training,
                 std::uint64_t step)
       : engine_(engine), node_(node), inputs_(inputs), input_specs_(input_specs),
         input_layouts_(input_layouts), last_use_(input_is_last_use), outputs_(outputs),
-        output_layouts_(output_layouts), alloc_(alloc), training_(training), step_(step) {}
+        output_layouts_(output_layouts), alloc_(alloc), threads_(threads), training_(training),
+        step_(step) {}
 
   const Tensor& input(int i) const { return inputs_[i]; }
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
@@ -65,7 +66,9 @@ class KernelContext {
   const Node& node() const { return node_; }
   const EngineContext& engine() const { return engine_; }
   Allocator& allocator() const { return alloc_; }
-  int intra_op_threads() const;
+  // Threads this kernel may use: the engine's intra-op count, or 1 for a node too small to
+  // repay waking a second thread (Op::cost_ns).
+  int intra_op_threads() const { return threads_; }
   bool training() const { return training_; }
   // How many times this executor has run: gives random ops a fresh stream per step.
   std::uint64_t step() const { return step_; }
@@ -80,6 +83,7 @@ class KernelContext {
   std::span<Tensor> outputs_;
   std::span<LayoutPtr> output_layouts_;
   Allocator& alloc_;
+  int threads_;
   bool training_;
   std::uint64_t step_;
 };
@@ -131,6 +135,13 @@ class Op {
   // the oneDNN convolution and pooling kernels do. Otherwise the executor hands it a plain
   // row-major tensor, converting when the producer wrote another layout.
   virtual bool accepts_layout(int /*input*/) const { return false; }
+
+  // Estimated time of the fast kernel on one thread, in nanoseconds, from the specs. The
+  // executor runs a node estimated under about 50 us on one thread: waking a second costs
+  // more than it saves, and far more when the machine is busy. The default counts the bytes
+  // read and written at 10 GB/s, right for element-wise and memory-bound ops; matmul and
+  // convolution count their multiply-adds.
+  virtual double cost_ns(std::span<const TensorSpec> inputs, std::span<const TensorSpec> outputs) const;
 };
 
 }  // namespace trib

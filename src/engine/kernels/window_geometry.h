@@ -18,6 +18,10 @@ struct Conv2dGeometry {
   Shape x_shape() const { return Shape{n, c, h, w}; }
   Shape w_shape() const { return Shape{o, c, kh, kw}; }
   Shape y_shape() const { return Shape{n, o, oh, ow}; }
+  // Multiply-adds of the forward (and of each backward) pass, padding taps included.
+  double macs() const { return double(n) * double(o) * double(oh) * double(ow) * double(c) * double(kh) * double(kw); }
+  // Estimated nanoseconds on one thread (Op::cost_ns): about 100 G multiply-adds a second.
+  double cost_ns() const { return macs() * 0.01; }
 };
 
 // Throws ShapeError saying what does not fit: ranks, channel counts, strides, or a kernel

@@ -33,6 +33,9 @@ class Conv2dOp final : public Op, public ops::Fusable {
     return {{DType::f32, y}};
   }
   bool accepts_layout(int input) const override { return input == 0; }
+  double cost_ns(std::span<const TensorSpec> in, std::span<const TensorSpec>) const override {
+    return kernels::conv2d_geometry(in[0].shape, in[1].shape, opts_).cost_ns();
+  }
 
   void compute(KernelContext& ctx) const override {
     const auto& conv = forward_[ctx.training()].get([&] {

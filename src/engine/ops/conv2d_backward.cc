@@ -30,6 +30,9 @@ class Conv2dBackwardDataOp final : public Op {
     return {{DType::f32, x_shape_}};
   }
   bool accepts_layout(int input) const override { return input == 0; }
+  double cost_ns(std::span<const TensorSpec> in, std::span<const TensorSpec>) const override {
+    return kernels::conv2d_geometry(x_shape_, in[1].shape, opts_).cost_ns();
+  }
   void compute(KernelContext& ctx) const override {
     const auto& conv = prim_.get([&] {
       return kernels::ConvBackwardDataDnnl(geometry(ctx), ctx.engine().dnnl_engine());
@@ -69,6 +72,9 @@ class Conv2dBackwardWeightsOp final : public Op {
     return out;
   }
   bool accepts_layout(int input) const override { return input <= 1; }
+  double cost_ns(std::span<const TensorSpec> in, std::span<const TensorSpec>) const override {
+    return kernels::conv2d_geometry(in[0].shape, w_shape_, opts_).cost_ns();
+  }
   void compute(KernelContext& ctx) const override {
     const auto& conv = prim_.get([&] {
       return kernels::ConvBackwardWeightsDnnl(geometry(ctx), bias_, ctx.engine().dnnl_engine());

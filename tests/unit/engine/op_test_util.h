@@ -19,7 +19,8 @@ using OpBuilder = std::function<Value(Graph&, std::span<const Value>)>;
 Tensor random_tensor(const Shape& shape, Rng& rng, float lo = -1.0f, float hi = 1.0f);
 Tensor random_ints(const Shape& shape, Rng& rng, std::int64_t below, DType dtype = DType::i32);
 
-// One engine context for all tests in a binary (2 threads, to exercise the parallel paths).
+// One engine context for all tests in a binary (2 threads for every node, to exercise the
+// parallel paths).
 const EngineContext& test_engine();
 
 // Runs the op's output through fast and reference kernels and expects every element to
