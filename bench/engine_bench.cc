@@ -25,7 +25,6 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
-#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -272,17 +271,10 @@ Options parse(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // OpenMP threads that wait for work by sleeping, not spinning: on a small shared machine a
-  // spinning worker burns the time slice its partner needs to reach the barrier, and a step
-  // of the MLP at 2 threads then took 100 ms instead of 1. The peer runs with the same
-  // setting. libgomp reads it once, while the program loads (before main), so when it is
-  // unset the program sets it and runs itself again.
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
+  // OpenMP workers that sleep while they wait, as the peer's do (context.h says why).
+  if (!use_passive_openmp_waits(argv))
     std::cerr << "engine_bench: could not re-run itself with OMP_WAIT_POLICY=passive; "
                  "2-thread figures may suffer\n";
-  }
   Options o;
   try {
     o = parse(argc, argv);

@@ -31,6 +31,14 @@ struct EngineOptions {
   double parallel_node_min_us = 200;
 };
 
+// OpenMP's worker threads wait for work by spinning unless told otherwise, and on a small
+// or shared machine a spinning worker takes the core its partner needs: a 2-thread MLP step
+// ran 50x slower. libgomp reads OMP_WAIT_POLICY once, while the program loads, so a
+// program's main calls this first thing: when the variable is unset it sets it to passive
+// and runs the program again (execv of /proc/self/exe with the same argv). Returns true when
+// a policy is in effect (set by the user or by the re-run), false if the re-run failed.
+bool use_passive_openmp_waits(char** argv);
+
 class EngineContext {
  public:
   explicit EngineContext(EngineOptions options = {});

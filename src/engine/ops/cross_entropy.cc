@@ -116,8 +116,13 @@ class SoftmaxCrossEntropyBackwardOp final : public Op {
       for (std::int64_t r = b; r < e; ++r) {
         const float* row = x + r * c;
         float* drow = dx + r * c;
-        const float lse = log_sum_exp(row, c);
-        for (std::int64_t i = 0; i < c; ++i) drow[i] = std::exp(row[i] - lse) * scale;
+        // softmax = exp(x - max) / sum: one exponential per element.
+        float mx = row[0];
+        for (std::int64_t i = 1; i < c; ++i) mx = std::max(mx, row[i]);
+        float sum = 0.0f;
+        for (std::int64_t i = 0; i < c; ++i) sum += (drow[i] = std::exp(row[i] - mx));
+        const float k = scale / sum;
+        for (std::int64_t i = 0; i < c; ++i) drow[i] *= k;
         drow[label_at(labels, r)] -= scale;
       }
     }, c * 16);
