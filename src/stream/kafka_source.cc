@@ -10,7 +10,8 @@
 namespace trib::stream {
 namespace {
 
-// Records buffered beyond 4 batches before next() stops taking messages from librdkafka.
+// Records buffered beyond 4 batches before next() stops taking messages from librdkafka, at
+// the least.
 constexpr std::int64_t kDrainSlack = 1024;
 // Longest single wait for a message, so that interrupt() is noticed promptly.
 constexpr int kPollSliceMs = 100;
@@ -196,12 +197,16 @@ std::optional<data::Batch> KafkaSource::next(std::int64_t max_rows) {
   std::vector<detail::PendingRecord> out;
   for (;;) {
     if (s.interrupted.load()) return std::nullopt;
-    // Take what has arrived, without waiting, until a few batches are buffered: enough for
-    // the merge to choose from, not so much that memory grows while a partition holds back.
+    // Take what has arrived, without waiting. librdkafka delivers a backlog in fetch-sized
+    // runs of one partition (thousands of records), and the merge can release nothing while
+    // another owned partition still has records on the way, so the room must hold a run of
+    // every partition: up to max_buffered_per_partition each, where tend_partitions() pauses
+    // a partition's fetching. That bounds memory however long a partition holds back.
     std::int64_t room = 0;
     {
       std::lock_guard lock(s.mu);
-      room = 4 * max_rows + kDrainSlack - s.merge.buffered();
+      const auto owned = static_cast<std::int64_t>(s.merge.partitions().size());
+      room = std::max(4 * max_rows + kDrainSlack, owned * s.options.max_buffered_per_partition) - s.merge.buffered();
     }
     std::vector<detail::MessageHandle> arrived;
     while (static_cast<std::int64_t>(arrived.size()) < room) {
