@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "train/job_schedule.h"
 #include "train/stream_sync.h"
 #include "train/training_state.h"
 #include "trib/data/pipeline.h"
@@ -121,6 +122,7 @@ RunSummary train_stream(const TrainerOptions& options) {
              ShapeError, "model.input {} needs {} values but data.schema.features lists {}",
              Shape(job.model.input).to_string(), Shape(job.model.input).numel(), job.data.schema.features.size());
   const std::int64_t total_steps = tc.steps > 0 ? tc.steps : std::numeric_limits<std::int64_t>::max();
+  std::shared_ptr<const Schedule> schedule = make_job_schedule(job, dist.workers, tc.steps);
 
   EngineContext engine(EngineOptions{job.threads.intra, job.threads.inter});
   ModelSpec spec{config::build_model(job.model), Shape(job.model.input), job.model.classes, tc.seed};
@@ -166,7 +168,6 @@ RunSummary train_stream(const TrainerOptions& options) {
   std::vector<std::string> trainable;
   for (const nn::Parameter& p : graph.trainable_parameters()) trainable.push_back(p.name);
   std::shared_ptr<const Optimizer> optimizer = make_optimizer(job.optimizer);
-  std::shared_ptr<const Schedule> schedule = make_schedule(job.schedule, job.optimizer.lr);
   std::unique_ptr<UpdateStrategy> update =
       dist.make_update ? dist.make_update(trainable, optimizer, schedule)
                        : std::make_unique<LocalUpdate>(LocalUpdateOptions{trainable, optimizer, schedule, tc.clip_norm});

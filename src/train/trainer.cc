@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "train/job_schedule.h"
 #include "train/stream_training.h"
 #include "train/training_state.h"
 #include "trib/optim/optimizer_config.h"
@@ -65,12 +66,8 @@ RunSummary train(const TrainerOptions& options) {
 
   std::vector<std::string> trainable;
   for (const nn::Parameter& p : graph.trainable_parameters()) trainable.push_back(p.name);
-  ScheduleConfig sc = job.schedule;
-  if (sc.name == "cosine" && sc.total_steps == 0) sc.total_steps = std::max<std::int64_t>(1, total_steps - sc.warmup_steps);
-  if (sc.linear_scaling && sc.global_batch == 0) sc.global_batch = tc.batch * dist.workers;
-  if (sc.linear_scaling && sc.base_batch == 0) sc.base_batch = tc.batch;
   std::shared_ptr<const Optimizer> optimizer = make_optimizer(job.optimizer);
-  std::shared_ptr<const Schedule> schedule = make_schedule(sc, job.optimizer.lr);
+  std::shared_ptr<const Schedule> schedule = make_job_schedule(job, dist.workers, total_steps);
   std::unique_ptr<UpdateStrategy> update =
       dist.make_update ? dist.make_update(trainable, optimizer, schedule)
                        : std::make_unique<LocalUpdate>(LocalUpdateOptions{trainable, optimizer, schedule, tc.clip_norm});

@@ -135,6 +135,24 @@ TEST(StreamTraining, TwoWorkersConsumeEveryEventOnce) {
   fs::remove_all(out);
 }
 
+// Every strategy trains on a stream for a fixed number of steps (an idle end needs async:
+// job_config_test). Enough events for both workers, so no worker waits for data.
+TEST(StreamTraining, LockstepStrategiesTrainOnAStream) {
+  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
+  std::atomic<bool> stop{false};
+  ASSERT_EQ(stream::produce_events(produce_options(broker.bootstrap(), 4000, 0), stop).delivered, 4000);
+  for (std::string strategy : {"strategy.mode=sync", "strategy.mode=averaging", "strategy.name=allreduce"}) {
+    fs::path out = fresh_dir("lockstep");
+    std::vector<std::string> a = job_args(broker.bootstrap(), {"train", kExample, "--output", out.string()});
+    a.insert(a.end(), {"--set", strategy, "--set", "training.steps=30", "--set", "training.batch=16", "--set",
+                       "data.kafka.idle_timeout_s=0", "--set", "data.kafka.group_id=" + strategy.substr(9)});
+    TribRun r = run(a, std::chrono::seconds(60));
+    EXPECT_EQ(r.exit_code, 0) << strategy << "\n" << r.output;
+    EXPECT_NE(r.output.find("worker 1 trained on 480 events"), std::string::npos) << strategy << "\n" << r.output;
+    fs::remove_all(out);
+  }
+}
+
 // Half the events are in the topic before the job starts; it is killed (SIGKILL to the
 // launcher, whose children follow it) once a periodic checkpoint exists, long before the
 // 3 s of idleness that would end it; the other half is produced while nothing runs; the
