@@ -1,11 +1,15 @@
 // Loopback throughput of the authenticated TCP transport beside iperf3, measured in the same
-// run and interleaved, so both see the same machine load:
-//   bench=transport tensor_mib=16 mac=poly1305 ours_gbit_s=N peer_gbit_s=N ratio=R
+// run and interleaved, so both see the same machine load, and its round-trip latency:
+//   bench=transport bytes=16777216 mac=gmac-aes256 ours_GBps=N peer=iperf3 peer_GBps=N ratio=R
+//   bench=transport_rtt bytes=64 mac=gmac-aes256 ours_us=N
+// (one throughput line per MAC algorithm, the default first; the latency with the default).
 //
 // Ours: a client streams one-way messages, each carrying one tensor, to a server on
 // 127.0.0.1 (TCP supplies the back-pressure); a final request/reply proves every byte was
 // received, authenticated and handed to the handler. The server receives into pooled
 // buffers, as a parameter server would. The peer: iperf3 -c 127.0.0.1 for as long.
+// Round trip: call() with a 64-byte body and an empty reply, the median of 2000 after 200
+// warm-up calls.
 //
 //   transport_bench [--mib 16] [--seconds 3] [--reps 3] [--macs poly1305,gmac-aes256,...]
 //                   [--no-peer]
@@ -36,7 +40,7 @@ struct Options {
   std::size_t mib = 16;
   double seconds = 3;
   int reps = 3;
-  std::vector<MacAlgorithm> macs{MacAlgorithm::poly1305, MacAlgorithm::gmac_aes256,
+  std::vector<MacAlgorithm> macs{MacAlgorithm::gmac_aes256, MacAlgorithm::poly1305,
                                  MacAlgorithm::hmac_sha256};
   bool peer = true;
 };
@@ -81,6 +85,26 @@ double run_ours(MacAlgorithm mac, std::size_t tensor_bytes, double seconds) {
     std::exit(1);
   }
   return static_cast<double>(sent) / elapsed;
+}
+
+// Median microseconds of a request/reply with a 64-byte body, under the default MAC.
+double run_rtt(std::size_t body_bytes, int calls) {
+  auto secret = ClusterSecret::generate();
+  auto quiet = [](std::string_view) {};
+  TcpTransport server(NetContext::create(secret, {"ps", 0, ""}, NetOptions{}, quiet));
+  auto listener = server.listen("127.0.0.1:0", {[](Message, const PeerIdentity&) { return Message{}; }});
+  TcpTransport client(NetContext::create(secret, {"worker", 0, ""}, NetOptions{}, quiet));
+  auto conn = client.connect(listener->address());
+  const std::string body(body_bytes, 'x');
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> us;
+  for (int i = 0; i < calls + 200; ++i) {
+    auto start = Clock::now();
+    conn->call(Message{1, body, Tensor()});
+    if (i >= 200) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
 }
 
 std::string run_command(const std::string& cmd) {
@@ -160,16 +184,18 @@ int main(int argc, char** argv) {
                  mac_algorithm_name(mac), rep, ours.back() / 1e9,
                  theirs.empty() ? "" : fmt::format(", iperf3 {:.2f} GB/s", theirs.back() / 1e9));
     }
-    double us = median(ours) * 8 / 1e9;
-    std::string line = fmt::format("bench=transport tensor_mib={} mac={} ours_gbit_s={:.1f} ",
-                                   o.mib, mac_algorithm_name(mac), us);
+    const double us = median(ours) / 1e9;
+    std::string line = fmt::format("bench=transport bytes={} mac={} ours_GBps={:.2f} ", o.mib << 20,
+                                   mac_algorithm_name(mac), us);
     if (theirs.empty()) {
-      line += "peer_gbit_s=NA ratio=NA";
+      line += "peer=iperf3 peer_GBps=NA ratio=NA";
     } else {
-      double them = median(theirs) * 8 / 1e9;
-      line += fmt::format("peer_gbit_s={:.1f} ratio={:.2f}", them, us / them);
+      const double them = median(theirs) / 1e9;
+      line += fmt::format("peer=iperf3 peer_GBps={:.2f} ratio={:.2f}", them, us / them);
     }
     fmt::print("{}\n", line);
     std::fflush(stdout);
   }
+  fmt::print("bench=transport_rtt bytes=64 mac={} ours_us={:.1f}\n", mac_algorithm_name(NetOptions{}.mac),
+             run_rtt(64, 2000));
 }

@@ -19,9 +19,12 @@ namespace trib::net {
 enum class MacAlgorithm : std::uint8_t {
   // RFC 8439 ChaCha20-Poly1305 run with an empty plaintext: all frame bytes are additional
   // data, the sequence number is the nonce, so each frame gets a fresh one-time Poly1305
-  // key. Fastest measured (about 12 GB/s, against 8.6 for GMAC and 1.8 for HMAC-SHA256).
+  // key. Fastest alone (about 12 GB/s, against 8.6 for GMAC and 1.8 for HMAC-SHA256).
   poly1305 = 1,
-  gmac_aes256 = 2,   // AES-256-GCM over additional data only; the sequence number is the IV
+  // AES-256-GCM over additional data only; the sequence number is the IV. The default: in
+  // the transport, where the copies compete for the same core, it is the fastest
+  // (docs/wire_protocol.md).
+  gmac_aes256 = 2,
   hmac_sha256 = 3,   // HMAC-SHA256 truncated to 16 bytes; slowest, most conservative
 };
 
@@ -41,7 +44,7 @@ struct NetOptions {
   std::chrono::milliseconds handshake_timeout{5000};
   // Deadline of a request when RequestOptions gives none.
   std::chrono::milliseconds request_timeout{60000};
-  MacAlgorithm mac = MacAlgorithm::poly1305;
+  MacAlgorithm mac = MacAlgorithm::gmac_aes256;
   // Where listen() binds when the address names no host.
   std::string bind_host = "127.0.0.1";
   // Received tensors are allocated here (nullptr: the default heap allocator).
