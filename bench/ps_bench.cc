@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ps/ps_protocol.h"
+#include "trib/core/allocator.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
 #include "trib/optim/optimizer_config.h"
@@ -70,7 +71,11 @@ double ps_throughput(double seconds) {
   ps::Placement placement = ps::place(vars, 1, ps::PlacementStrategy::greedy, 1 << 30);
   ps::PsServer server({0, 2, ps::Mode::async, 2, 0, vars, placement, make_optimizer({.name = "sgd", .lr = 1e-6f})});
   auto secret = net::ClusterSecret::generate();
-  auto serving = std::make_shared<net::TcpTransport>(net::NetContext::create(secret, {"ps", 0, ""}));
+  // As `trib ps` serves: pushed gradients land in pooled buffers (no page faults per push).
+  auto receive_pool = std::make_shared<PoolAllocator>();
+  net::NetOptions serving_options;
+  serving_options.allocator = receive_pool.get();
+  auto serving = std::make_shared<net::TcpTransport>(net::NetContext::create(secret, {"ps", 0, ""}, serving_options));
   auto listener = serving->listen("127.0.0.1:0", {[&](net::Message m, const net::PeerIdentity& f) { return server.handle(std::move(m), f); }});
   {
     auto t = std::make_shared<net::TcpTransport>(net::NetContext::create(secret, {"worker", 0, ""}));
