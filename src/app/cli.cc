@@ -46,6 +46,8 @@ int run_cli(int argc, char** argv) {
     cmd->add_option("--bind", a->bind_host, "address this role's servers bind to (default: the job's cluster.bind_host)");
     cmd->add_option("--timeout", a->timeout_s, "seconds to keep trying to reach the coordinator (default 60)")
         ->check(CLI::PositiveNumber);
+    cmd->add_option("--index", a->index, "which index of its role to take, from 0 (default: the lowest free one)")
+        ->check(CLI::NonNegativeNumber);
   }
 
   CoordinatorArgs coord;

@@ -70,7 +70,7 @@ std::unique_ptr<cluster::Member> join(const std::string& role, const RoleArgs& a
   net::NetOptions bootstrap;
   bootstrap.connect_timeout = std::min(bootstrap.connect_timeout, timeout);
   bootstrap.handshake_timeout = std::min(bootstrap.handshake_timeout, timeout);
-  auto member = std::make_unique<cluster::Member>(transport_for(role, args, bootstrap), args.join, role, timeout);
+  auto member = std::make_unique<cluster::Member>(transport_for(role, args, bootstrap), args.join, role, timeout, args.index);
   const cluster::Membership& m = member->membership();
   // A launch whose split disagrees with the job would leave roles waiting for each other;
   // leaving now makes the coordinator stop the job and tell everyone.
@@ -263,6 +263,7 @@ int run_node_role(const NodeArgs& args) {
   RoleArgs role = args.role;
   role.expected_ps = args.ps;
   role.expected_workers = r.size - args.ps;
+  if (role.index < 0) role.index = server ? r.rank : r.rank - args.ps;  // rank order is role order
   return server ? run_ps_role(role) : run_worker_role(role);
 }
 

@@ -15,6 +15,7 @@ struct RoleArgs {
   std::string secret_file;  // empty: from the TRIB_CLUSTER_SECRET environment variable
   std::string bind_host;    // where this role's servers listen; empty: the job's cluster.bind_host
   int timeout_s = 60;       // how long to keep trying to reach the coordinator
+  int index = -1;           // the index of its role to ask for; -1: the lowest free one
   // Set by `trib node`: the split it was told to make; a job that disagrees is refused.
   int expected_ps = -1;
   int expected_workers = -1;

@@ -1,5 +1,6 @@
 #include "trib/cluster/coordinator.h"
 
+
 #include <nlohmann/json.hpp>
 
 #include "cluster/store_protocol.h"
@@ -64,14 +65,30 @@ net::Message Coordinator::join(const std::string& body_text, const net::PeerIden
   int limit = role == "ps" ? options_.ps : role == "worker" ? options_.workers : 0;
   TRIB_CHECK(limit > 0, InvalidArgument, "coordinator: role '{}' is not part of this job (ps: {}, workers: {})", role,
              options_.ps, options_.workers);
-  std::int64_t index = store_.add("next/" + role, 1) - 1;
-  TRIB_CHECK(index < limit, InvalidArgument, "coordinator: the job already has its {} {} role(s); {} was refused",
-             limit, role, from.to_string());
+  // A member may ask for its index (the local launcher does, so that process "worker1" is
+  // worker 1; `trib node` asks for its launcher rank's); otherwise it gets the lowest free one.
+  const int requested = body.value("index", -1);
+  int index = -1;
   {
     std::lock_guard lock(mu_);
+    std::set<int>& taken = taken_[role];
+    if (requested >= 0) {
+      TRIB_CHECK(requested < limit, InvalidArgument, "coordinator: {} asked to be {} {}, but the job has {} (0-{})",
+                 from.to_string(), role, requested, limit, limit - 1);
+      TRIB_CHECK(!taken.contains(requested), InvalidArgument, "coordinator: {} asked to be {} {}, which has already joined",
+                 from.to_string(), role, requested);
+      index = requested;
+    } else {
+      for (int i = 0; i < limit && index < 0; ++i)
+        if (!taken.contains(i)) index = i;
+      TRIB_CHECK(index >= 0, InvalidArgument, "coordinator: the job already has its {} {} role(s); {} was refused",
+                 limit, role, from.to_string());
+    }
+    taken.insert(index);
     if (role == "worker") ++workers_left_;
-    members_[from.address] = {role, static_cast<int>(index)};
+    members_[from.address] = {role, index};
   }
+  store_.add("next/" + role, 1);  // how many have joined
   store_.set(fmt::format("member/{}/{}", role, index), from.address);
   json reply = {{"index", index},          {"job", options_.job_yaml}, {"run_dir", options_.run_dir}, {"resume", options_.resume},
                 {"ps", options_.ps},       {"workers", options_.workers}};

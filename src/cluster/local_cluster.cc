@@ -109,11 +109,13 @@ int run_local_cluster(const LocalClusterOptions& o) {
   std::map<std::string, std::string> env{{kSecretEnv, secret.to_hex()}};
   for (int i = 0; i < o.ps; ++i)
     sup.add(std::make_unique<ChildProcess>(fmt::format("ps{}", i),
-                                           std::vector<std::string>{o.executable, "ps", "--join", coordinator.address()},
+                                           std::vector<std::string>{o.executable, "ps", "--join", coordinator.address(),
+                                                                    "--index", std::to_string(i)},
                                            env));
   for (int i = 0; i < o.workers; ++i)
     sup.add(std::make_unique<ChildProcess>(
-        fmt::format("worker{}", i), std::vector<std::string>{o.executable, "worker", "--join", coordinator.address()},
+        fmt::format("worker{}", i),
+        std::vector<std::string>{o.executable, "worker", "--join", coordinator.address(), "--index", std::to_string(i)},
         env));
 
   fmt::print(o.out, "local cluster: started {}\n", sup.describe());

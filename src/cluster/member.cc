@@ -13,7 +13,7 @@ namespace trib::cluster {
 using Clock = std::chrono::steady_clock;
 
 Member::Member(std::shared_ptr<net::Transport> transport, const std::string& coordinator, const std::string& role,
-               Millis timeout)
+               Millis timeout, int index)
     : transport_(std::move(transport)), address_(coordinator) {
   net::Handlers h;
   h.on_request = [this](net::Message m, const net::PeerIdentity&) {
@@ -54,7 +54,9 @@ Member::Member(std::shared_ptr<net::Transport> transport, const std::string& coo
   store_ = std::make_unique<RemoteStore>(conn_);
   net::Message req;
   req.method = proto::kJoin;
-  req.body = nlohmann::json{{"role", role}}.dump();
+  nlohmann::json join{{"role", role}};
+  if (index >= 0) join["index"] = index;
+  req.body = join.dump();
   nlohmann::json r = nlohmann::json::parse(conn_->call(std::move(req)).body);
   m_.role = role;
   m_.index = r.at("index").get<int>();

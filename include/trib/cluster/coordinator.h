@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,7 @@ class Coordinator {
   // Members by the address their connection comes from: the handshake happens before a
   // member knows its index, so the connection's address is what identifies it.
   std::map<std::string, std::pair<std::string, int>> members_;
+  std::map<std::string, std::set<int>> taken_;  // role -> indices that have joined
   int workers_left_ = 0;
   bool failed_ = false;
   std::string failure_;

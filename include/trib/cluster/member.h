@@ -28,8 +28,10 @@ class Member {
  public:
   // Throws Unavailable naming the coordinator's address if it cannot be reached within
   // `timeout`, Unauthenticated on a wrong secret, InvalidArgument if the job refuses the role.
+  // `index` >= 0 asks for that index of the role (refused if taken or out of range); -1
+  // takes the lowest free one.
   Member(std::shared_ptr<net::Transport> transport, const std::string& coordinator, const std::string& role,
-         Millis timeout);
+         Millis timeout, int index = -1);
   ~Member();
 
   const Membership& membership() const { return m_; }
