@@ -1,5 +1,6 @@
 #include "trib/stream/kafka_source.h"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -233,6 +234,16 @@ std::optional<data::Batch> KafkaSource::next(std::int64_t max_rows) {
     if (detail::MessageHandle m = s.consumer->poll(wait_ms)) one.push_back(std::move(m));
     if (!one.empty()) s.ingest(one, wall_clock_ms());
   }
+}
+
+void KafkaSource::service(std::chrono::milliseconds wait) {
+  Impl& s = *impl_;
+  std::vector<detail::MessageHandle> one;
+  if (detail::MessageHandle m = s.consumer->poll(static_cast<int>(std::clamp<std::int64_t>(wait.count(), 0, kPollSliceMs))))
+    one.push_back(std::move(m));
+  if (!one.empty()) s.ingest(one, wall_clock_ms());
+  std::lock_guard lock(s.mu);
+  s.tend_partitions(wall_clock_ms());
 }
 
 data::DataPosition KafkaSource::position() const {

@@ -78,6 +78,27 @@ StreamStart StreamSync::start(const StreamStart& chief_start) {
   return s;
 }
 
+void StreamSync::await_assignment(const std::function<bool()>& owns_partitions, const std::function<void()>& service,
+                                  std::chrono::milliseconds limit, const std::string& topic) {
+  if (dist_.workers == 1) return;
+  const auto until = std::chrono::steady_clock::now() + limit;
+  bool said = false;
+  for (int ready = 0;;) {
+    service();
+    if (!said && owns_partitions()) {
+      dist_.publish(fmt::format("stream/assigned/{}", dist_.worker_index), "1");
+      said = true;
+    }
+    while (ready < dist_.workers && dist_.lookup(fmt::format("stream/assigned/{}", ready))) ++ready;
+    if (ready == dist_.workers) return;
+    TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout,
+               "worker {}: {} after {} s: topic '{}' needs at least as many partitions as there are workers ({})",
+               dist_.worker_index,
+               said ? fmt::format("worker {} still owns no partition", ready) : std::string("this worker owns no partition"),
+               limit.count() / 1000, topic, dist_.workers);
+  }
+}
+
 bool StreamSync::offer(std::int64_t step, const data::DataPosition& offsets) {
   if (dist_.workers == 1) return true;
   dist_.publish(fmt::format("stream/pos/{}/{}", step, dist_.worker_index), encode(offsets));

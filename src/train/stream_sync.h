@@ -18,6 +18,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <string>
 
@@ -38,6 +39,13 @@ class StreamSync {
 
   // Chief: publishes `start` and returns it; others: wait for the chief's.
   StreamStart start(const StreamStart& chief_start);
+
+  // Before the first step, every worker owns partitions: a rebalance that moves partitions
+  // to a late joiner needs every member to poll, which a worker waiting on its peers (sync
+  // PS, allreduce) does not. Calls `service` (a short poll) until `owns_partitions` has held
+  // here and every other worker has said so too; Timeout after `limit`, naming the worker.
+  void await_assignment(const std::function<bool()>& owns_partitions, const std::function<void()>& service,
+                        std::chrono::milliseconds limit, const std::string& topic);
 
   // Non-chief at checkpoint step s: hands over `offsets`, then waits until the chief has
   // published the checkpoint. Returns true if it did (the caller may then commit to Kafka),

@@ -151,6 +151,9 @@ RunSummary train_stream(const TrainerOptions& options) {
   auto source = std::make_unique<stream::KafkaSource>(source_options(job, start.run_id));
   stream::KafkaSource* kafka = source.get();
   if (!full_position && !start.offsets.fields().empty()) kafka->seek(start.offsets);
+  sync.await_assignment([kafka] { return !kafka->assignment().empty(); },
+                        [kafka] { kafka->service(std::chrono::milliseconds(10)); }, std::chrono::seconds(60),
+                        kc.topic);
   data::PipelineBuilder builder = data::Pipeline::from(std::move(source));
   if (job.data.shuffle && kc.shuffle_buffer > 0) builder.shuffle_buffer(kc.shuffle_buffer, tc.seed + dist.worker_index);
   if (!job.data.schema.log1p.empty()) builder.map(log1p_columns(job.data.schema));

@@ -114,6 +114,11 @@ class KafkaSource final : public data::ExampleSource {
   void seek(const data::DataPosition& position) override;
   void interrupt() override;
 
+  // Takes what the broker has delivered, waiting up to `wait`, and hands nothing out: this
+  // serves rebalances (librdkafka runs them inside a poll) for a caller that must wait for
+  // something else before its first next(). Call it from the thread that calls next().
+  void service(std::chrono::milliseconds wait);
+
   // The calls below are thread-safe: a trainer calls them while the pipeline's prefetch
   // thread is inside next().
 
