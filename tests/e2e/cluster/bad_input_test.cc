@@ -4,7 +4,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "e2e/cluster/cluster_process.h"
+#include "e2e/trib_process.h"
 
 namespace trib::testing {
 namespace {

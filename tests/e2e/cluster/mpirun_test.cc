@@ -1,6 +1,6 @@
 // `mpirun -np 3 trib node --join ... --ps 1`: Open MPI starts the roles, each reads its rank
 // from OMPI_COMM_WORLD_RANK and becomes a parameter server or a worker.
-#include "e2e/cluster/cluster_process.h"
+#include "e2e/trib_process.h"
 
 namespace trib::testing {
 namespace {

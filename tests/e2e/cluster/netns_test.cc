@@ -5,7 +5,7 @@
 // namespaces this test creates; nothing is sent anywhere else.
 #include <unistd.h>
 
-#include "e2e/cluster/cluster_process.h"
+#include "e2e/trib_process.h"
 
 namespace trib::testing {
 namespace {

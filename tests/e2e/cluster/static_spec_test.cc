@@ -1,6 +1,6 @@
 // A static cluster spec: the coordinator listens at spec.coordinator with no --listen, and
 // each parameter server listens on the port its entry lists.
-#include "e2e/cluster/cluster_process.h"
+#include "e2e/trib_process.h"
 
 namespace trib::testing {
 namespace {

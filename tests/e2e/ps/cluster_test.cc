@@ -8,13 +8,15 @@
 #include <regex>
 #include <thread>
 
-#include "trib/cluster/child_process.h"
+#include "e2e/trib_process.h"
 
 namespace trib {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using testing::newest_checkpoint;
+using testing::run_trib;
+using testing::TribRun;
 
 const std::string kPs = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml";
 
@@ -24,48 +26,10 @@ fs::path fresh_dir(const std::string& name) {
   return d;
 }
 
-// Runs `trib ARGS...`, collecting output; `on_line` may act on each line as it comes.
-struct TribRun {
-  int exit_code = -1;
-  std::string output;
-};
-TribRun run(std::vector<std::string> args, std::chrono::seconds limit,
-        const std::function<void(const std::string&, cluster::ChildProcess&)>& on_line = {}) {
-  args.insert(args.begin(), TRIB_BINARY);
-  cluster::ChildProcess p("trib", args, {});
-  TribRun r;
-  auto until = Clock::now() + limit;
-  while (!(p.poll_exit() && p.output_closed())) {
-    for (const std::string& line : p.read_lines()) {
-      r.output += line + "\n";
-      if (on_line) on_line(line, p);
-    }
-    if (on_line) on_line("", p);  // a tick, for callbacks that watch files rather than lines
-    if (Clock::now() > until) {
-      p.signal(SIGKILL);
-      ADD_FAILURE() << "trib did not finish within " << limit.count() << " s\n" << r.output;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  for (const std::string& line : p.read_lines()) r.output += line + "\n";
-  r.exit_code = p.succeeded() ? 0 : (WIFEXITED(*p.poll_exit()) ? WEXITSTATUS(*p.poll_exit()) : 128);
-  return r;
-}
-
 double final_accuracy(const std::string& output) {
   std::smatch m;
   EXPECT_TRUE(std::regex_search(output, m, std::regex("done: test accuracy ([0-9.]+)"))) << output;
   return m.empty() ? 0 : std::stod(m[1]);
-}
-
-// The step of the newest published checkpoint, or -1.
-int newest_checkpoint(const fs::path& run_dir) {
-  int newest = -1;
-  std::error_code ec;
-  for (auto& e : fs::directory_iterator(run_dir / "checkpoints", ec))
-    if (e.path().filename().string().starts_with("ckpt-") && fs::exists(e.path() / "manifest.json"))
-      newest = std::max(newest, std::stoi(e.path().filename().string().substr(5)));
-  return newest;
 }
 
 const std::vector<std::string> kQuick = {"--set", "threads.intra=1", "--set", "training.train_metrics=false"};
@@ -77,7 +41,7 @@ std::vector<std::string> args(std::vector<std::string> a) {
 
 TEST(LocalCluster, AsyncTrainsToAccuracyAndTearsDownCleanly) {
   fs::path out = fresh_dir("async");
-  TribRun r = run(args({"train", kPs, "--output", out.string(), "--set", "training.epochs=8"}), std::chrono::seconds(240));
+  TribRun r = run_trib(args({"train", kPs, "--output", out.string(), "--set", "training.epochs=8"}), std::chrono::seconds(240));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("[ps0] ps 0 serving"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("[worker1] step"), std::string::npos) << "merged logs with a role prefix";
@@ -90,7 +54,7 @@ TEST(LocalCluster, AsyncTrainsToAccuracyAndTearsDownCleanly) {
 
 TEST(LocalCluster, BoundedStalenessTrainsToAccuracy) {
   fs::path out = fresh_dir("bounded");
-  TribRun r = run(args({"train", kPs, "--output", out.string(), "--set", "training.epochs=8", "--set",
+  TribRun r = run_trib(args({"train", kPs, "--output", out.string(), "--set", "training.epochs=8", "--set",
                     "strategy.mode=bounded", "--set", "strategy.staleness=2", "--set", "cluster.ps=2", "--set",
                     "strategy.placement=partitioned", "--set", "strategy.partition_bytes=65536"}),
               std::chrono::seconds(240));
@@ -112,8 +76,8 @@ TEST(LocalCluster, BoundedStalenessTrainsToAccuracy) {
 TEST(LocalCluster, AKilledWorkerStopsTheJobNamingIt) {
   fs::path out = fresh_dir("killed");
   bool killed = false;
-  TribRun r = run(args({"train", kPs, "--output", out.string()}), std::chrono::seconds(120),
-              [&](const std::string& line, cluster::ChildProcess&) {
+  TribRun r = run_trib(args({"train", kPs, "--output", out.string()}), std::chrono::seconds(120),
+              [&](const std::string& line, testing::Trib&) {
                 std::smatch m;
                 static std::string pid;
                 if (std::regex_search(line, m, std::regex("worker1 \\(pid ([0-9]+)\\)"))) pid = m[1];
@@ -132,8 +96,8 @@ TEST(LocalCluster, AKilledWorkerStopsTheJobNamingIt) {
 TEST(LocalCluster, AJobKilledMidTrainingResumesFromItsCheckpoint) {
   fs::path out = fresh_dir("resume");
   bool killed = false;
-  TribRun first = run(args({"train", kPs, "--output", out.string(), "--set", "training.checkpoint_every=40"}),
-                  std::chrono::seconds(120), [&](const std::string&, cluster::ChildProcess& p) {
+  TribRun first = run_trib(args({"train", kPs, "--output", out.string(), "--set", "training.checkpoint_every=40"}),
+                  std::chrono::seconds(120), [&](const std::string&, testing::Trib& p) {
                     if (!killed && newest_checkpoint(out) >= 80) {
                       p.signal(SIGKILL);  // the launcher; its children follow it
                       killed = true;
@@ -141,7 +105,7 @@ TEST(LocalCluster, AJobKilledMidTrainingResumesFromItsCheckpoint) {
                   });
   ASSERT_TRUE(killed) << first.output;
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  TribRun second = run(args({"train", kPs, "--resume", out.string(), "--set", "training.epochs=1"}), std::chrono::seconds(120));
+  TribRun second = run_trib(args({"train", kPs, "--resume", out.string(), "--set", "training.epochs=1"}), std::chrono::seconds(120));
   ASSERT_EQ(second.exit_code, 0) << second.output;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(second.output, m, std::regex("at step ([0-9]+)"))) << second.output;

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include "trib/cluster/child_process.h"
+#include "e2e/trib_process.h"
 #include "trib/stream/event_producer.h"
 #include "trib/stream/mock_broker.h"
 
@@ -20,7 +20,9 @@ namespace trib {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using testing::newest_checkpoint;
+using testing::run_trib;
+using testing::TribRun;
 
 const std::string kExample = std::string(TRIB_SOURCE_DIR) + "/examples/stream_fraud.yaml";
 
@@ -28,33 +30,6 @@ fs::path fresh_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("trib_stream_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(d);
   return d;
-}
-
-struct TribRun {
-  int exit_code = -1;
-  std::string output;
-  double seconds = 0;
-};
-
-TribRun run(std::vector<std::string> args, std::chrono::seconds limit,
-            const std::function<void(cluster::ChildProcess&)>& tick = {}) {
-  args.insert(args.begin(), TRIB_BINARY);
-  auto t0 = Clock::now();
-  cluster::ChildProcess p("trib", args, {});
-  TribRun r;
-  while (!(p.poll_exit() && p.output_closed())) {
-    for (const std::string& line : p.read_lines()) r.output += line + "\n";
-    if (tick) tick(p);
-    if (Clock::now() - t0 > limit) {
-      p.signal(SIGKILL);
-      ADD_FAILURE() << "trib did not finish within " << limit.count() << " s\n" << r.output;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  for (const std::string& line : p.read_lines()) r.output += line + "\n";
-  r.exit_code = p.succeeded() ? 0 : 1;
-  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  return r;
 }
 
 stream::ProduceOptions produce_options(const std::string& bootstrap, std::int64_t count, double rate) {
@@ -108,22 +83,13 @@ AppliedIds read_ids(const fs::path& run_dir, int workers) {
   return out;
 }
 
-int newest_checkpoint(const fs::path& run_dir) {
-  int newest = -1;
-  std::error_code ec;
-  for (auto& e : fs::directory_iterator(run_dir / "checkpoints", ec))
-    if (e.path().filename().string().starts_with("ckpt-") && fs::exists(e.path() / "manifest.json"))
-      newest = std::max(newest, std::stoi(e.path().filename().string().substr(5)));
-  return newest;
-}
-
 TEST(StreamTraining, TwoWorkersConsumeEveryEventOnce) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
   std::atomic<bool> stop{false};
   const std::int64_t n = 3000;
   ASSERT_EQ(stream::produce_events(produce_options(broker.bootstrap(), n, 0), stop).delivered, n);
   fs::path out = fresh_dir("once");
-  TribRun r = run(job_args(broker.bootstrap(), {"train", kExample, "--output", out.string()}), std::chrono::seconds(60));
+  TribRun r = run_trib(job_args(broker.bootstrap(), {"train", kExample, "--output", out.string()}), std::chrono::seconds(60));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   AppliedIds ids = read_ids(out, 2);
   ASSERT_EQ(ids.runs.size(), 1u) << r.output;
@@ -146,7 +112,7 @@ TEST(StreamTraining, LockstepStrategiesTrainOnAStream) {
     std::vector<std::string> a = job_args(broker.bootstrap(), {"train", kExample, "--output", out.string()});
     a.insert(a.end(), {"--set", strategy, "--set", "training.steps=30", "--set", "training.batch=16", "--set",
                        "data.kafka.idle_timeout_s=0", "--set", "data.kafka.group_id=" + strategy.substr(9)});
-    TribRun r = run(a, std::chrono::seconds(60));
+    TribRun r = run_trib(a, std::chrono::seconds(60));
     EXPECT_EQ(r.exit_code, 0) << strategy << "\n" << r.output;
     EXPECT_NE(r.output.find("worker 1 trained on 480 events"), std::string::npos) << strategy << "\n" << r.output;
     fs::remove_all(out);
@@ -172,8 +138,8 @@ TEST(StreamTraining, AJobKilledMidStreamResumesExactlyOnce) {
     a.insert(a.end(), {"--set", "training.checkpoint_every=" + std::to_string(every)});
     return a;
   };
-  TribRun first = run(extra({"train", kExample, "--output", out.string()}), std::chrono::seconds(60),
-                      [&](cluster::ChildProcess& p) {
+  TribRun first = run_trib(extra({"train", kExample, "--output", out.string()}), std::chrono::seconds(60),
+                      [&](const std::string&, testing::Trib& p) {
                         if (!killed && newest_checkpoint(out) >= 2 * every) {
                           p.signal(SIGKILL);
                           killed = true;
@@ -187,7 +153,7 @@ TEST(StreamTraining, AJobKilledMidStreamResumesExactlyOnce) {
   rest.generator.first_id = half;
   rest.generator.seed = 2;
   ASSERT_EQ(stream::produce_events(rest, stop).delivered, half);
-  TribRun second = run(extra({"train", kExample, "--resume", out.string()}), std::chrono::seconds(60));
+  TribRun second = run_trib(extra({"train", kExample, "--resume", out.string()}), std::chrono::seconds(60));
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_NE(second.output.find("Kafka offsets restored"), std::string::npos) << second.output;
 
@@ -218,21 +184,21 @@ TEST(StreamTraining, BadInputIsReportedAndKeepsTheCheckpoint) {
   std::atomic<bool> stop{false};
   ASSERT_EQ(stream::produce_events(produce_options(broker.bootstrap(), 500, 0), stop).delivered, 500);
   fs::path out = fresh_dir("bad");
-  TribRun good = run(local(job_args(broker.bootstrap(), {"train", kExample, "--output", out.string(), "--set",
+  TribRun good = run_trib(local(job_args(broker.bootstrap(), {"train", kExample, "--output", out.string(), "--set",
                                                          "training.batch=50", "--set", "data.kafka.idle_timeout_s=1"})),
                      std::chrono::seconds(30));
   ASSERT_EQ(good.exit_code, 0) << good.output;
   const int saved = newest_checkpoint(out);
   ASSERT_GT(saved, 0) << good.output;
 
-  TribRun unreachable = run(local(job_args("127.0.0.1:1", {"train", kExample, "--resume", out.string()})),
+  TribRun unreachable = run_trib(local(job_args("127.0.0.1:1", {"train", kExample, "--resume", out.string()})),
                             std::chrono::seconds(20));
   EXPECT_NE(unreachable.exit_code, 0);
   EXPECT_NE(unreachable.output.find("127.0.0.1:1"), std::string::npos) << unreachable.output;
   EXPECT_NE(unreachable.output.find("unreachable"), std::string::npos) << unreachable.output;
   EXPECT_LT(unreachable.seconds, 15);
 
-  TribRun no_topic = run(local(job_args(broker.bootstrap(), {"train", kExample, "--resume", out.string(), "--set",
+  TribRun no_topic = run_trib(local(job_args(broker.bootstrap(), {"train", kExample, "--resume", out.string(), "--set",
                                                              "data.kafka.topic=nonexistent"})),
                          std::chrono::seconds(20));
   EXPECT_NE(no_topic.exit_code, 0);
@@ -240,7 +206,7 @@ TEST(StreamTraining, BadInputIsReportedAndKeepsTheCheckpoint) {
 
   // New records, for the schema check to read.
   ASSERT_EQ(stream::produce_events(produce_options(broker.bootstrap(), 100, 0), stop).delivered, 100);
-  TribRun bad_schema = run(local(job_args(broker.bootstrap(), {"train", kExample, "--resume", out.string(), "--set",
+  TribRun bad_schema = run_trib(local(job_args(broker.bootstrap(), {"train", kExample, "--resume", out.string(), "--set",
                                                                "data.schema.features=[amount,balance,hour,distance_km,velocity_1h,card_present,foreign]",
                                                                "--set", "data.schema.log1p=[amount]"})),
                            std::chrono::seconds(20));

@@ -1,5 +1,6 @@
-// Cluster roles as separate `trib` processes, the way an operator starts them on several
-// hosts: a process's output is gathered as it comes, and tests wait on what it printed.
+// `trib` as separate processes, the way a user or an operator runs it (one command, or one
+// role per host): a process's output is gathered as it comes, and tests wait on what it
+// printed. Shared by every e2e test binary.
 #pragma once
 
 #include <netinet/in.h>
@@ -8,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -62,13 +64,18 @@ class Trib {
     while (!exited() && Clock::now() < until) std::this_thread::sleep_for(20ms);
   }
 
-  void pump() {
-    for (const std::string& line : process_->read_lines()) output_ += line + "\n";
+  // Gathers what the process printed since the last call; returns those lines.
+  std::vector<std::string> pump() {
+    std::vector<std::string> lines = process_->read_lines();
+    for (const std::string& line : lines) output_ += line + "\n";
+    return lines;
   }
   bool exited() {
     pump();
-    return process_->poll_exit().has_value() && process_->output_closed();
+    return ended();
   }
+  // Whether it has exited and its output is all read (gathered by pump()).
+  bool ended() { return process_->poll_exit().has_value() && process_->output_closed(); }
   // The exit status, or 128 + the signal that ended it.
   int exit_code() {
     int st = *process_->poll_exit();
@@ -107,6 +114,40 @@ inline bool wait_exit(Trib& p, std::chrono::milliseconds limit, const std::vecto
   return wait_until(all, [&] { return p.exited(); }, limit);
 }
 
+// `trib ARGS...` run to its end, with what it printed. Past `limit` it is killed and the
+// test fails. `on_line` sees each line as it comes, and "" on every 10 ms tick (for callbacks
+// that watch files rather than lines); it may signal the process.
+struct TribRun {
+  int exit_code = -1;  // 128 + the signal that ended it
+  std::string output;
+  double seconds = 0;
+};
+inline TribRun run_trib(const std::vector<std::string>& args, std::chrono::seconds limit,
+                        const std::function<void(const std::string& line, Trib&)>& on_line = {}) {
+  const auto start = Clock::now();
+  Trib p("trib", args);
+  for (;;) {
+    const bool ended = p.ended();  // before the last pump, so that no line is missed
+    for (const std::string& line : p.pump())
+      if (on_line) on_line(line, p);
+    if (ended) break;
+    if (on_line) on_line("", p);
+    if (Clock::now() - start > limit) {
+      p.signal(SIGKILL);
+      ADD_FAILURE() << "trib " << (args.empty() ? "" : args[0]) << " did not finish within " << limit.count()
+                    << " s\n" << p.output();
+      wait_exit(p, 5s);
+      break;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  TribRun r;
+  r.exit_code = p.ended() ? p.exit_code() : 137;
+  r.output = p.output();
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return r;
+}
+
 // Everything the processes printed, for failure messages.
 inline std::string transcript(const std::vector<Trib*>& procs) {
   std::string out;
@@ -143,6 +184,16 @@ class TempDir {
  private:
   fs::path path_;
 };
+
+// The step of the newest published checkpoint (one with a manifest) in a run directory, or -1.
+inline int newest_checkpoint(const fs::path& run_dir) {
+  int newest = -1;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(run_dir / "checkpoints", ec))
+    if (e.path().filename().string().starts_with("ckpt-") && fs::exists(e.path() / "manifest.json"))
+      newest = std::max(newest, std::stoi(e.path().filename().string().substr(5)));
+  return newest;
+}
 
 inline const char* kSecretHex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 inline const char* kOtherSecretHex = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
