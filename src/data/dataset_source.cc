@@ -23,6 +23,17 @@ std::vector<std::pair<std::string, std::string>> settings(const DatasetSourceOpt
 
 }  // namespace
 
+DataPosition position_in_shard(const DataPosition& position, std::int64_t index, std::int64_t count) {
+  const std::string& saved = position.get("shard");  // "i/n equal"
+  const std::string suffix = fmt::format("/{} equal", count);
+  TRIB_CHECK(saved.size() > suffix.size() && saved.ends_with(suffix), InvalidArgument,
+             "data position was taken in shard '{}', not in one of {} equal shards", saved, count);
+  TRIB_CHECK(index >= 0 && index < count, InvalidArgument, "shard {} of {} does not exist", index, count);
+  DataPosition out = position;
+  out.set("shard", fmt::format("{}{}", index, suffix));
+  return out;
+}
+
 std::vector<std::int64_t> shard_of(std::span<const std::int64_t> order, std::int64_t index,
                                    std::int64_t count, bool equal_shards) {
   TRIB_CHECK(count >= 1 && index >= 0 && index < count, InvalidArgument,

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "train/job_schedule.h"
+#include "train/resume_position.h"
 #include "train/stream_training.h"
 #include "train/training_state.h"
 #include "trib/optim/optimizer_config.h"
@@ -55,6 +56,8 @@ RunSummary train(const TrainerOptions& options) {
       tc.steps > 0 ? tc.steps : static_cast<std::int64_t>(std::ceil(tc.epochs * steps_per_epoch));
   std::optional<ValidCheckpoint> resumed;
   if (options.resume && chief) resumed = find_resume_checkpoint(options.output, options.log);
+  const std::optional<data::DataPosition> data_start =
+      resume_data_position(dist, options.resume, resumed ? &*resumed : nullptr, options.log);
 
   std::optional<RunDirectory> run;
   if (chief) {
@@ -81,9 +84,8 @@ RunSummary train(const TrainerOptions& options) {
                                 .prefetch(job.data.prefetch)
                                 .build();
   std::int64_t step = update->start(vars, resumed ? &resumed->checkpoint : nullptr);
+  if (data_start) pipeline.seek(*data_start);
   if (resumed) {
-    const nlohmann::json& position = resumed->checkpoint.manifest().data_position;
-    if (!position.is_null()) pipeline.seek(data_position_from_json(position));
     progress.message(fmt::format("resumed from {} at step {}", resumed->checkpoint.dir().string(), step));
   }
 
@@ -115,7 +117,8 @@ RunSummary train(const TrainerOptions& options) {
     CheckpointWriter w(run->checkpoints(), step);
     update->save(w, vars);
     w.set_epoch(step / steps_per_epoch);
-    if (dist.workers == 1) w.set_data_position(data_position_to_json(pipeline.position()));
+    // The chief's; the other workers' follow from it (train/resume_position.h).
+    w.set_data_position(data_position_to_json(pipeline.position()));
     w.publish();
     keep_last(run->checkpoints(), static_cast<std::size_t>(tc.keep_checkpoints));
   };

@@ -53,6 +53,12 @@ class DatasetSource final : public ExampleSource {
   std::vector<std::int64_t> order_;   // this shard's dataset indices for the current epoch
 };
 
+// The same place in equal shard `index` of `count` that `position` (taken in another equal
+// shard of the same sharding) names: equal shards have the same length, so workers that step
+// together stand at the same epoch and cursor, and only the shard differs. InvalidArgument if
+// `position` was not taken in an equal shard of `count`.
+DataPosition position_in_shard(const DataPosition& position, std::int64_t index, std::int64_t count);
+
 // Elements index, index + count, ... of `order`; with equal_shards only the first
 // order.size() / count of them.
 std::vector<std::int64_t> shard_of(std::span<const std::int64_t> order, std::int64_t index,

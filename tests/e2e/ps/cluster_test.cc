@@ -1,5 +1,6 @@
 // Local clusters as a user runs them: `trib train` with a cluster section starts a
 // coordinator, parameter servers and workers as processes on loopback.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -111,6 +112,48 @@ TEST(LocalCluster, AJobKilledMidTrainingResumesFromItsCheckpoint) {
   ASSERT_TRUE(std::regex_search(second.output, m, std::regex("at step ([0-9]+)"))) << second.output;
   EXPECT_GE(std::stoi(m[1]), 80);
   fs::remove_all(out);
+}
+
+// Synchronous workers are deterministic (the server adds two gradients, which commutes), so
+// a job killed after a mid-epoch checkpoint and resumed must end exactly as one that ran
+// through: the same variables, and every worker continuing its own shard where it stood.
+TEST(LocalCluster, ASyncJobResumedMidEpochEndsAsIfUninterrupted) {
+  const std::vector<std::string> job = {"--set", "strategy.mode=sync", "--set", "data.train_subset=6000", "--set",
+                                        "data.test_subset=1000", "--set", "training.steps=400", "--set",
+                                        "training.batch=32", "--set", "training.checkpoint_every=30"};
+  auto with = [&](std::vector<std::string> a) {
+    a.insert(a.end(), job.begin(), job.end());
+    return args(a);
+  };
+  auto final_line = [](const std::string& output) {
+    std::smatch m;
+    return std::regex_search(output, m, std::regex("done: test accuracy [0-9.]+, test loss [0-9.]+")) ? m[0].str()
+                                                                                                        : std::string();
+  };
+  fs::path through = fresh_dir("sync_through"), resumed = fresh_dir("sync_resumed");
+  TribRun whole = run_trib(with({"train", kPs, "--output", through.string()}), std::chrono::seconds(180));
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+
+  bool killed = false;
+  run_trib(with({"train", kPs, "--output", resumed.string()}), std::chrono::seconds(180),
+           [&](const std::string&, testing::Trib& p) {
+             if (!killed && newest_checkpoint(resumed) >= 60) {
+               p.signal(SIGKILL);
+               killed = true;
+             }
+           });
+  ASSERT_TRUE(killed);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const int checkpoint = newest_checkpoint(resumed);
+  ASSERT_LT(checkpoint, 400) << "the kill came after the last checkpoint";
+  ASSERT_NE(checkpoint % (6000 / 2 / 32), 0) << "a checkpoint at an epoch boundary would not test a mid-epoch resume";
+  TribRun second = run_trib(with({"train", kPs, "--resume", resumed.string()}), std::chrono::seconds(180));
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find(fmt::format("at step {}", checkpoint)), std::string::npos) << second.output;
+  EXPECT_FALSE(final_line(whole.output).empty()) << whole.output;
+  EXPECT_EQ(final_line(second.output), final_line(whole.output)) << second.output;
+  fs::remove_all(through);
+  fs::remove_all(resumed);
 }
 
 }  // namespace

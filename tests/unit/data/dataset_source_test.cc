@@ -110,5 +110,28 @@ TEST(DatasetSourceTest, SeekResumesMidEpochAndChecksSettings) {
   EXPECT_THROW(other_shard.seek(saved), InvalidArgument);
 }
 
+// Workers that step together stand at the same place of their own equal shards: shard 0's
+// position, moved to shard 1, resumes shard 1 exactly where it stood.
+TEST(DatasetSourceTest, APositionMovesToAnotherEqualShard) {
+  auto shard = [](std::int64_t i) {
+    return DatasetSource(counting_dataset(100),
+                         {.shuffle = true, .seed = 5, .shard_index = i, .shard_count = 3, .equal_shards = true});
+  };
+  DatasetSource zero = shard(0), one = shard(1);
+  for (DatasetSource* s : {&zero, &one}) {
+    one_epoch(*s);
+    s->next(10);
+  }
+  const DataPosition moved = position_in_shard(zero.position(), 1, 3);
+  DatasetSource resumed = shard(1);
+  resumed.seek(moved);
+  EXPECT_EQ(one_epoch(resumed), one_epoch(one));
+
+  EXPECT_THROW(position_in_shard(zero.position(), 3, 3), InvalidArgument);
+  EXPECT_THROW(position_in_shard(zero.position(), 1, 2), InvalidArgument);
+  DatasetSource unequal(counting_dataset(100), {.shard_index = 0, .shard_count = 3});
+  EXPECT_THROW(position_in_shard(unequal.position(), 1, 3), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace trib::data
