@@ -1,5 +1,6 @@
 #include <cstdio>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -35,7 +36,16 @@ int run_train(const TrainArgs& args) {
     train::train(o);
     return 0;
   }
-  // A cluster on this machine: check what can be checked before starting processes.
+  // A cluster on this machine: its workers share the cores. Left to choose (intra 0), each
+  // worker would take them all, and their OpenMP threads would fight over them.
+  if (o.job.threads.intra == 0) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int each = std::max(1, cores / o.job.cluster.workers);
+    o.job = config::parse_job_config(o.job.resolved_yaml, o.job.source_file, {fmt::format("threads.intra={}", each)});
+    fmt::print("local cluster: {} worker(s) share {} core(s): threads.intra={} each (set threads.intra to choose)\n",
+               o.job.cluster.workers, cores, each);
+  }
+  // Check what can be checked before starting processes.
   if (o.resume) train::check_resumable(o.output);
   else train::RunDirectory::check_new(o.output);
   cluster::LocalClusterOptions lc;

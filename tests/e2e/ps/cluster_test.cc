@@ -114,6 +114,22 @@ TEST(LocalCluster, AJobKilledMidTrainingResumesFromItsCheckpoint) {
   fs::remove_all(out);
 }
 
+// Workers of a local cluster share the machine: left to choose, each takes its part of the
+// cores rather than all of them.
+TEST(LocalCluster, WorkersLeftToChooseSplitTheCores) {
+  fs::path out = fresh_dir("threads");
+  TribRun r = run_trib({"train", kPs, "--output", out.string(), "--set", "threads.intra=0", "--set",
+                        "training.steps=5", "--set", "data.train_subset=2000", "--set", "data.test_subset=100"},
+                       std::chrono::seconds(60));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  EXPECT_NE(r.output.find(fmt::format("2 worker(s) share {} core(s): threads.intra={} each", cores,
+                                      std::max(1, cores / 2))),
+            std::string::npos)
+      << r.output;
+  fs::remove_all(out);
+}
+
 // Synchronous workers are deterministic (the server adds two gradients, which commutes), so
 // a job killed after a mid-epoch checkpoint and resumed must end exactly as one that ran
 // through: the same variables, and every worker continuing its own shard where it stood.
