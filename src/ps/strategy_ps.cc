@@ -48,7 +48,7 @@ std::int64_t as_index(const Tensor& ids, std::int64_t k) {
 Tensor PsUpdate::pack_values(int ps, const VariableStore& vars) const {
   std::int64_t total = 0;
   for (const Slice& s : slices_[ps]) total += s.elements;
-  Tensor flat = Tensor::empty(DType::f32, Shape{total});
+  Tensor flat = Tensor::empty(DType::f32, Shape{total}, pool_.get());
   std::int64_t off = 0;
   for (const Slice& s : slices_[ps]) {
     const VariableInfo& v = variable_info(o_.variables, s.variable);
@@ -101,7 +101,7 @@ net::Message PsUpdate::pack_gradients(int ps, std::int64_t step, const std::vect
   for (auto& [p, n] : sparse_parts) total += n;
   net::Message m;
   m.method = proto::kPush;
-  m.tensor = Tensor::empty(DType::f32, Shape{total});
+  m.tensor = Tensor::empty(DType::f32, Shape{total}, pool_.get());
   std::int64_t off = 0;
   for (auto* parts : {&dense_parts, &sparse_parts})
     for (auto& [p, n] : *parts) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "trib/core/allocator.h"
 #include "trib/net/transport.h"
 #include "trib/ps/placement.h"
 #include "trib/ps/ps_server.h"
@@ -50,6 +51,9 @@ class PsUpdate final : public train::UpdateStrategy {
   std::vector<std::vector<Slice>> slices_;  // per server
   std::vector<std::int64_t> versions_;      // per server: version of the last pull
   std::vector<Tensor> pull_buffers_;        // per server: where pulled values arrive
+  // Pushed gradients and values are packed into memory from here: a fresh buffer per step
+  // would fault in every page again (3,200 faults a step for the CNN's 13 MB).
+  std::shared_ptr<PoolAllocator> pool_ = std::make_shared<PoolAllocator>();
   std::unique_ptr<train::LocalUpdate> local_;  // averaging mode
   std::string report_;
 };
