@@ -338,16 +338,16 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
     TRIB_CHECK(job.strategy.backup_workers < job.cluster.workers, InvalidArgument,
                "config {}: strategy.backup_workers ({}) must be fewer than cluster.workers ({})", origin,
                job.strategy.backup_workers, job.cluster.workers);
-    // A worker whose partitions go quiet ends on its own; workers that step together would
-    // wait for it until their deadline.
-    const bool lockstep = job.strategy.name == "allreduce" || job.strategy.mode != "async";
-    TRIB_CHECK(!(job.data.stream() && job.data.kafka.idle_timeout_s > 0 && job.cluster.workers > 1 && lockstep),
+    // A worker whose partitions go quiet ends on its own. Parameter servers then stop
+    // waiting for it; an allreduce group has no such notion, and would wait for it until
+    // its deadline.
+    TRIB_CHECK(!(job.data.stream() && job.data.kafka.idle_timeout_s > 0 && job.cluster.workers > 1 &&
+                 job.strategy.name == "allreduce"),
                InvalidArgument,
                "config {}: data.kafka.idle_timeout_s ends each worker when its own partitions go quiet, but strategy "
-               "{} steps the {} workers together, so the first to end would stall the others: end the job with "
-               "training.steps (and idle_timeout_s: 0), or use strategy.mode async",
-               origin, job.strategy.name == "allreduce" ? "allreduce" : "ps mode " + job.strategy.mode,
-               job.cluster.workers);
+               "allreduce steps the {} workers together, so the first to end would stall the others: end the job "
+               "with training.steps (and idle_timeout_s: 0), or use strategy ps",
+               origin, job.cluster.workers);
   }
   r.finish();
   YAML::Emitter out;

@@ -14,6 +14,7 @@ enum Method : std::uint32_t {
   kPush = 0x203,     // worker -> ps: gradients (or parameters, in averaging mode)
   kSave = 0x204,     // chief -> ps: write your shard into this checkpoint directory
   kStats = 0x205,    // chief -> ps: counters for the end-of-run report
+  kDone = 0x206,     // worker -> ps: {worker}: it has taken its last step; wait for it no more
 };
 
 }  // namespace trib::ps::proto

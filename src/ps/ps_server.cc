@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,7 @@ PsServer::PsServer(PsServerOptions options) : o_(std::move(options)) {
   values_ = Tensor::zeros(DType::f32, Shape{flat_elements_});
   accumulator_ = Tensor::zeros(DType::f32, Shape{flat_elements_});
   clocks_.assign(o_.workers, 0);
+  done_.assign(o_.workers, false);
   pool_ = std::make_shared<PoolAllocator>();
 }
 
@@ -43,6 +45,7 @@ net::Message PsServer::handle(net::Message m, const net::PeerIdentity& from) {
     case proto::kPull: return pull(m);
     case proto::kPush: return push(m);
     case proto::kSave: return save(body.at("dir").get<std::string>());
+    case proto::kDone: return done(body.at("worker").get<int>());
     case proto::kStats: {
       PsStats s = stats();
       net::Message r;
@@ -85,7 +88,47 @@ net::Message PsServer::restore(const std::string& dir) {
   return r;
 }
 
-std::int64_t PsServer::min_clock() const { return *std::min_element(clocks_.begin(), clocks_.end()); }
+// The slowest worker still training; a worker that took its last step holds no one back.
+std::int64_t PsServer::min_clock() const {
+  std::int64_t slowest = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t w = 0; w < clocks_.size(); ++w)
+    if (!done_[w]) slowest = std::min(slowest, clocks_[w]);
+  return slowest;
+}
+
+int PsServer::needed_contributions() const {
+  const int active = static_cast<int>(std::count(done_.begin(), done_.end(), false));
+  return std::max(1, active - o_.backup_workers);
+}
+
+net::Message PsServer::done(int worker) {
+  TRIB_CHECK(worker >= 0 && worker < o_.workers, InvalidArgument, "ps {}: done from unknown worker {}", o_.index,
+             worker);
+  std::lock_guard lock(mu_);
+  done_[worker] = true;
+  // The round in progress may have waited only for this worker.
+  if (contributions_ > 0) complete_round(round_step_, last_lr_);
+  changed_.notify_all();
+  return {};
+}
+
+void PsServer::complete_round(std::int64_t step, float lr) {
+  if (contributions_ == 0 || contributions_ < needed_contributions()) return;
+  const float inv = 1.0f / static_cast<float>(contributions_);
+  float* acc = accumulator_.data<float>();
+  if (o_.mode == Mode::sync) {
+    for (std::int64_t i = 0; i < flat_elements_; ++i) acc[i] *= inv;
+    apply_gradients(accumulator_, "{}", lr, version_);
+  } else {
+    float* v = values_.data<float>();
+    for (std::int64_t i = 0; i < flat_elements_; ++i) v[i] = acc[i] * inv;
+    round_ = step + 1;
+    ++version_;
+    stats_.applied++;
+  }
+  accumulator_.fill(0.0f);
+  contributions_ = 0;
+}
 
 net::Message PsServer::pull(const net::Message& m) {
   json body = json::parse(m.body);
@@ -144,13 +187,10 @@ net::Message PsServer::push(const net::Message& m) {
       const float* g = m.tensor.data<float>();
       float* acc = accumulator_.data<float>();
       for (std::int64_t i = 0; i < flat_elements_; ++i) acc[i] += g[i];
-      if (++contributions_ == o_.workers - o_.backup_workers) {
-        float inv = 1.0f / static_cast<float>(contributions_);
-        for (std::int64_t i = 0; i < flat_elements_; ++i) acc[i] *= inv;
-        apply_gradients(accumulator_, "{}", lr, version_);
-        accumulator_.fill(0.0f);
-        contributions_ = 0;
-      }
+      ++contributions_;
+      last_lr_ = lr;
+      round_step_ = step;
+      complete_round(step, lr);
       break;
     }
     case Mode::averaging: {
@@ -161,16 +201,9 @@ net::Message PsServer::push(const net::Message& m) {
       const float* p = m.tensor.data<float>();
       float* acc = accumulator_.data<float>();
       for (std::int64_t i = 0; i < flat_elements_; ++i) acc[i] += p[i];
-      if (++contributions_ == o_.workers - o_.backup_workers) {
-        float inv = 1.0f / static_cast<float>(contributions_);
-        float* v = values_.data<float>();
-        for (std::int64_t i = 0; i < flat_elements_; ++i) v[i] = acc[i] * inv;
-        accumulator_.fill(0.0f);
-        contributions_ = 0;
-        round_ = step + 1;
-        ++version_;
-        stats_.applied++;
-      }
+      ++contributions_;
+      round_step_ = step;
+      complete_round(step, lr);
       break;
     }
   }

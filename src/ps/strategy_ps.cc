@@ -207,6 +207,13 @@ void PsUpdate::save(CheckpointWriter& writer, const VariableStore& vars) {
 }
 
 void PsUpdate::finish() {
+  // The servers stop waiting for this worker: the others may take more steps (a stream's
+  // partitions run dry at different times), and sync, bounded and averaging rounds go on
+  // without it.
+  std::vector<std::future<net::Message>> acks;
+  for (auto& s : o_.servers)
+    acks.push_back(s->request({proto::kDone, json{{"worker", o_.worker_index}}.dump(), Tensor()}));
+  for (auto& a : acks) a.get();
   if (o_.worker_index != 0) return;
   std::string out = "parameter servers:";
   for (std::size_t p = 0; p < o_.servers.size(); ++p) {

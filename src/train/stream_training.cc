@@ -246,6 +246,9 @@ RunSummary train_stream(const TrainerOptions& options) {
       }
     }
   }
+  // Done stepping, before waiting for the others below: a parameter server then stops
+  // waiting for this worker, so that a worker with events left can finish its steps.
+  update->finish();
   // The last checkpoint: every worker has stopped, so the final offsets are exact.
   data::DataPosition own = kafka_fields(pipeline.position());
   if (chief) {
@@ -255,7 +258,6 @@ RunSummary train_stream(const TrainerOptions& options) {
   } else if (sync.final_offsets(own)) {
     kafka->commit(own);
   }
-  update->finish();
   summary.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
   summary.steps = step;
   summary.images_per_s = summary.wall_s > 0 ? examples / summary.wall_s : 0;

@@ -62,6 +62,11 @@ class PsServer {
   void apply_gradients(const Tensor& flat, const std::string& body_meta, float lr, std::int64_t pulled_version);
   void record_staleness(std::int64_t updates);
   std::int64_t min_clock() const;
+  net::Message done(int worker);
+  // sync / averaging: contributions that complete a round, from the workers still training
+  int needed_contributions() const;
+  // sync / averaging, under mu_: applies the round's sum once enough workers contributed.
+  void complete_round(std::int64_t step, float lr);
 
   PsServerOptions o_;
   std::vector<Slice> slices_;
@@ -72,11 +77,14 @@ class PsServer {
   std::int64_t start_step_ = 0;
   std::int64_t version_ = 0;          // updates applied
   std::vector<std::int64_t> clocks_;  // per worker: steps pushed
+  std::vector<bool> done_;            // per worker: took its last step (a stream ran dry)
   Tensor values_;                     // every slice, flat, in placement order
   SlotStore slots_;
   // sync / averaging: the sum of this round's contributions and how many there were
   Tensor accumulator_;
   int contributions_ = 0;
+  std::int64_t round_step_ = 0;  // the step the contributions are for
+  float last_lr_ = 0;            // sync: the learning rate they came with
   std::int64_t round_ = 0;
   PsStats stats_;
   std::shared_ptr<PoolAllocator> pool_;  // pull snapshots

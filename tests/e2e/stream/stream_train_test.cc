@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -115,6 +116,29 @@ TEST(StreamTraining, LockstepStrategiesTrainOnAStream) {
     TribRun r = run_trib(a, std::chrono::seconds(60));
     EXPECT_EQ(r.exit_code, 0) << strategy << "\n" << r.output;
     EXPECT_NE(r.output.find("worker 1 trained on 480 events"), std::string::npos) << strategy << "\n" << r.output;
+    fs::remove_all(out);
+  }
+}
+
+// Ended by idleness, workers stop at different steps (their partitions hold different
+// numbers of events); the parameter servers stop waiting for the one that finished.
+TEST(StreamTraining, ParameterServerModesEndWhenTheStreamGoesQuiet) {
+  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
+  std::atomic<bool> stop{false};
+  const std::int64_t n = 3000;
+  ASSERT_EQ(stream::produce_events(produce_options(broker.bootstrap(), n, 0), stop).delivered, n);
+  for (std::string mode : {"sync", "bounded"}) {
+    fs::path out = fresh_dir("quiet");
+    std::vector<std::string> a = job_args(broker.bootstrap(), {"train", kExample, "--output", out.string()});
+    a.insert(a.end(), {"--set", "strategy.mode=" + mode, "--set", "data.kafka.group_id=quiet-" + mode});
+    TribRun r = run_trib(a, std::chrono::seconds(60));
+    EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.output;
+    std::int64_t trained = 0;
+    std::smatch m;
+    for (auto it = r.output.cbegin();
+         std::regex_search(it, r.output.cend(), m, std::regex("worker \\d trained on (\\d+) events")); it = m.suffix().first)
+      trained += std::stoll(m[1]);
+    EXPECT_EQ(trained, n) << mode << "\n" << r.output;  // batch 1: every event
     fs::remove_all(out);
   }
 }
