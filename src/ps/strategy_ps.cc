@@ -223,7 +223,7 @@ void PsUpdate::finish() {
                        s["requests"].get<std::uint64_t>(), s["applied"].get<std::uint64_t>(),
                        s["dropped_late"].get<std::uint64_t>());
     if (o_.mode == Mode::async || o_.mode == Mode::bounded)
-      out += fmt::format("; staleness histogram {}", s["staleness"].dump());
+      out += fmt::format("; staleness histogram (0, 1, ..., 14, 15+ updates) {}", s["staleness"].dump());
     if (o_.mode == Mode::bounded) out += fmt::format("; max clock gap {}", s["max_clock_gap"].get<std::int64_t>());
   }
   report_ = out;
