@@ -44,9 +44,17 @@ void Progress::step(std::int64_t step, double epoch, double loss, std::int64_t i
   last_draw_ = now;
   double elapsed = std::chrono::duration<double>(now - start_).count();
   double eta = step > 0 ? elapsed / step * (total_ - step) : NAN;
-  if (interactive_) {
+  if (total_ <= 0) {
+    // No known length (a stream): no bar, no epoch, no ETA.
+    if (interactive_) {
+      fmt::print(out_, "\r\033[K{}step {}  {:.0f} examples/s  loss {:.4f}", prefix_, step, rate_, loss_avg_);
+      line_open_ = true;
+    } else {
+      fmt::print(out_, "{}step {} examples_per_s {:.0f} loss {:.4f}\n", prefix_, step, rate_, loss_avg_);
+    }
+  } else if (interactive_) {
     constexpr int kWidth = 24;
-    int filled = total_ > 0 ? static_cast<int>(kWidth * std::min<double>(1.0, double(step) / total_)) : 0;
+    int filled = static_cast<int>(kWidth * std::min<double>(1.0, double(step) / total_));
     std::string bar = std::string(filled, '#') + std::string(kWidth - filled, '.');
     fmt::print(out_, "\r\033[K{}[{}] step {}/{}  epoch {:.2f}  {:.0f} img/s  loss {:.4f}  ETA {}",
                prefix_, bar, step, total_, epoch, rate_, loss_avg_, format_duration(eta));
