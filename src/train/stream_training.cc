@@ -252,7 +252,7 @@ RunSummary train_stream(const TrainerOptions& options) {
   // The last checkpoint: every worker has stopped, so the final offsets are exact.
   data::DataPosition own = kafka_fields(pipeline.position());
   if (chief) {
-    report();
+    if (step == 0 || step % report_every != 0) report();  // else the loop just reported this step
     checkpoint(sync.gather_final(own));
     sync.published_final();
   } else if (sync.final_offsets(own)) {
