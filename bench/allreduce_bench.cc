@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_process.h"
 #include "trib/collectives/collectives.h"
 #include "trib/net/tcp_transport.h"
 
@@ -31,6 +32,9 @@ using namespace trib::collectives;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+using bench::read_line;
+using bench::write_all;
 
 struct Options {
   std::vector<int> np{2, 4};
@@ -50,22 +54,6 @@ double median(std::vector<double> v) {
 }
 
 // ---- one rank (a forked child) ----
-
-void write_all(int fd, const std::string& s) {
-  std::size_t done = 0;
-  while (done < s.size()) {
-    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
-    if (n <= 0) std::_Exit(10);
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-std::string read_line(int fd) {
-  std::string line;
-  char c;
-  while (::read(fd, &c, 1) == 1 && c != '\n') line += c;
-  return line;
-}
 
 // Seconds of the slowest rank per call, median over the iterations.
 double time_allreduce(Group& group, std::size_t bytes, const Options& o) {

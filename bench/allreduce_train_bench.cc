@@ -27,13 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "bench_process.h"
+#include "peer_models.h"
 #include "trib/collectives/collectives.h"
 #include "trib/collectives/strategy_allreduce.h"
 #include "trib/core/random.h"
 #include "trib/engine/context.h"
 #include "trib/net/tcp_transport.h"
-#include "trib/nn/layers.h"
-#include "trib/nn/sequential.h"
 #include "trib/optim/schedule.h"
 #include "trib/optim/sgd.h"
 
@@ -41,6 +41,9 @@ using namespace trib;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+using bench::read_line;
+using bench::write_all;
 
 constexpr int kWorkers = 2;
 
@@ -52,48 +55,13 @@ struct Settings {
   int reps = 3;                 // ideal and ours alternate this many times; medians are printed
 };
 
-std::shared_ptr<nn::Sequential> build_model(const std::string& name) {
-  auto m = std::make_shared<nn::Sequential>();
-  const auto relu = nn::Activation::relu;
-  if (name == "mlp") {
-    m->add<nn::Flatten>();
-    m->add<nn::Dense>(nn::DenseOptions{.units = 256, .activation = relu});
-    m->add<nn::Dense>(nn::DenseOptions{.units = 256, .activation = relu});
-    m->add<nn::Dense>(nn::DenseOptions{.units = 10});
-  } else {
-    m->add<nn::Conv2D>(nn::Conv2DOptions{.filters = 32, .kernel = 5, .padding = 2, .activation = relu});
-    m->add<nn::MaxPool2D>(2);
-    m->add<nn::Conv2D>(nn::Conv2DOptions{.filters = 64, .kernel = 5, .padding = 2, .activation = relu});
-    m->add<nn::MaxPool2D>(2);
-    m->add<nn::Flatten>();
-    m->add<nn::Dense>(nn::DenseOptions{.units = 1024, .activation = relu});
-    m->add<nn::Dense>(nn::DenseOptions{.units = 10});
-  }
-  return m;
-}
-
 int batch_of(const std::string& model) { return model == "cnn" ? 64 : 256; }
-
-void write_all(int fd, const std::string& s) {
-  for (std::size_t done = 0; done < s.size();) {
-    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
-    if (n <= 0) std::_Exit(10);
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-std::string read_line(int fd) {
-  std::string line;
-  char c;
-  while (::read(fd, &c, 1) == 1 && c != '\n') line += c;
-  return line;
-}
 
 // One training process; `group` is null for the ideal (independent) runs. Returns images/s.
 double train_process(const std::string& model, const std::shared_ptr<collectives::Group>& group, const Settings& st) {
   const int batch = batch_of(model);
   EngineContext engine({.intra_op_threads = 1, .inter_op_threads = 1});
-  train::ModelSpec spec{build_model(model), Shape{1, 28, 28}, 10, /*seed=*/0};
+  train::ModelSpec spec{bench::build_peer_model(model), Shape{1, 28, 28}, 10, /*seed=*/0};
   train::ModelGraph graph(spec, batch, /*training=*/true, engine);
   VariableStore vars;
   train::initialize_parameters(graph.parameters(), spec.seed, vars);

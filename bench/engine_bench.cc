@@ -29,8 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "trib/nn/layers.h"
-#include "trib/nn/sequential.h"
+#include "peer_models.h"
 #include "trib/optim/schedule.h"
 #include "trib/optim/sgd.h"
 #include "trib/train/model_graph.h"
@@ -66,26 +65,6 @@ struct Options {
 };
 
 // ---- the models, as torch_peer.py defines them ----
-
-std::shared_ptr<nn::Sequential> build_model(const std::string& name) {
-  auto m = std::make_shared<nn::Sequential>();
-  const auto relu = nn::Activation::relu;
-  if (name == "mlp") {
-    m->add<nn::Flatten>();
-    m->add<nn::Dense>(nn::DenseOptions{.units = 256, .activation = relu});
-    m->add<nn::Dense>(nn::DenseOptions{.units = 256, .activation = relu});
-    m->add<nn::Dense>(nn::DenseOptions{.units = 10});
-  } else {
-    m->add<nn::Conv2D>(nn::Conv2DOptions{.filters = 32, .kernel = 5, .padding = 2, .activation = relu});
-    m->add<nn::MaxPool2D>(2);
-    m->add<nn::Conv2D>(nn::Conv2DOptions{.filters = 64, .kernel = 5, .padding = 2, .activation = relu});
-    m->add<nn::MaxPool2D>(2);
-    m->add<nn::Flatten>();
-    m->add<nn::Dense>(nn::DenseOptions{.units = 1024, .activation = relu});
-    m->add<nn::Dense>(nn::DenseOptions{.units = 10});
-  }
-  return m;
-}
 
 // Multiply-adds of one training step per image, counted from the layer shapes. Forward: a
 // dense layer in x out costs in*out; a convolution costs OH*OW*O*C*KH*KW (every tap of every
@@ -142,7 +121,7 @@ class OurStep {
  public:
   OurStep(const std::string& model, int batch, int threads)
       : engine_({.intra_op_threads = threads, .inter_op_threads = 1}),
-        spec_{build_model(model), Shape{1, 28, 28}, 10, /*seed=*/0},
+        spec_{bench::build_peer_model(model), Shape{1, 28, 28}, 10, /*seed=*/0},
         graph_(spec_, batch, /*training=*/true, engine_),
         x_(Tensor::empty(DType::f32, Shape{batch, 1, 28, 28})),
         y_(Tensor::empty(DType::i32, Shape{batch})) {

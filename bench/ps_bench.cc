@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_process.h"
 #include "ps/ps_protocol.h"
 #include "trib/core/allocator.h"
 #include "trib/net/net_context.h"
@@ -33,36 +34,12 @@ using namespace trib;
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
-std::string run_capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
 double sum_matches(const std::string& text, const std::string& pattern) {
   double total = 0;
   std::regex re(pattern);
   for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
     total += std::stod((*it)[1]);
   return total;
-}
-
-std::optional<double> iperf3_bytes_per_s(int port, double seconds) {
-  if (std::system("iperf3 --version >/dev/null 2>&1") != 0) return std::nullopt;
-  std::system(fmt::format("iperf3 -s -1 -p {} >/dev/null 2>&1 &", port).c_str());
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  std::string json = run_capture(fmt::format("iperf3 -c 127.0.0.1 -p {} -t {:.0f} -J 2>/dev/null", port, seconds));
-  try {
-    auto j = nlohmann::json::parse(json);
-    return j["end"]["sum_received"]["bits_per_second"].get<double>() / 8;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
 }
 
 double ps_throughput(double seconds) {
@@ -131,27 +108,27 @@ double ours_cluster(const std::string& model, int batch, int steps, const std::s
   std::string cmd = trib_binary() + " train " + config_for(model) + train_args(model, batch, steps) +
                     " --set cluster.ps=1 --set cluster.workers=2 --set strategy.name=ps --set strategy.mode=" + mode +
                     " 2>&1";
-  return sum_matches(run_capture(cmd), R"(worker \d+ throughput: ([0-9.]+) images/s)");
+  return sum_matches(bench::run_command(cmd), R"(worker \d+ throughput: ([0-9.]+) images/s)");
 }
 
 double ideal(const std::string& model, int batch, int steps) {
   std::string one = trib_binary() + " train " + config_for(model) + train_args(model, batch, steps);
   std::string cmd = "(" + one + " & " + trib_binary() + " train " + config_for(model) + train_args(model, batch, steps) +
                     " & wait) 2>&1";
-  return sum_matches(run_capture(cmd), R"(, ([0-9.]+) images/s)");
+  return sum_matches(bench::run_command(cmd), R"(, ([0-9.]+) images/s)");
 }
 
 double peer(const std::string& model, int batch) {
   std::string py = fmt::format("/usr/bin/python3 {}/../shared/peers/torch_peer.py --model {} --batch {} --threads 1",
                                TRIB_SOURCE_DIR, model, batch);
-  return sum_matches(run_capture("(" + py + " & " + py + " & wait) 2>/dev/null"), R"(images_per_s=([0-9.]+))");
+  return sum_matches(bench::run_command("(" + py + " & " + py + " & wait) 2>/dev/null"), R"(images_per_s=([0-9.]+))");
 }
 
 }  // namespace
 
 int main() {
   double ours = ps_throughput(3.0);
-  auto theirs = iperf3_bytes_per_s(5201 + ::getpid() % 1000, 3.0);
+  auto theirs = bench::iperf3_bytes_per_s(5201 + ::getpid() % 1000, 3.0);
   fmt::print("bench=ps ours_GBps={:.2f} peer=iperf3 peer_GBps={} ratio={}\n", ours / 1e9,
              theirs ? fmt::format("{:.2f}", *theirs / 1e9) : "NA", theirs ? fmt::format("{:.2f}", ours / *theirs) : "NA");
   std::fflush(stdout);

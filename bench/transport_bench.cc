@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_process.h"
 #include "trib/core/allocator.h"
 #include "trib/net/tcp_transport.h"
 
@@ -107,34 +108,6 @@ double run_rtt(std::size_t body_bytes, int calls) {
   return us[us.size() / 2];
 }
 
-std::string run_command(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
-// iperf3's received bytes per second over loopback, or nullopt (reason on stderr).
-std::optional<double> run_iperf3(double seconds, int port) {
-  std::string server = fmt::format("iperf3 -s -1 -p {} >/dev/null 2>&1 &", port);
-  if (std::system(server.c_str()) != 0) return std::nullopt;
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  std::string json = run_command(
-      fmt::format("iperf3 -c 127.0.0.1 -p {} -t {:.0f} -J 2>/dev/null", port,
-                  std::max(1.0, seconds)));
-  auto sum = json.find("\"sum_received\"");
-  auto bps = sum == std::string::npos ? sum : json.find("\"bits_per_second\"", sum);
-  if (bps == std::string::npos) {
-    fmt::print(stderr, "transport_bench: iperf3 gave no result\n");
-    return std::nullopt;
-  }
-  auto colon = json.find(':', bps);
-  return std::strtod(json.c_str() + colon + 1, nullptr) / 8;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -178,7 +151,8 @@ int main(int argc, char** argv) {
     for (int rep = 0; rep < o.reps; ++rep) {
       ours.push_back(run_ours(mac, o.mib << 20, o.seconds));
       if (peer) {
-        if (auto t = run_iperf3(o.seconds, port++)) theirs.push_back(*t);
+        if (auto t = bench::iperf3_bytes_per_s(port++, o.seconds)) theirs.push_back(*t);
+        else fmt::print(stderr, "transport_bench: iperf3 gave no result\n");
       }
       fmt::print(stderr, "transport_bench: {} rep {}: ours {:.2f} GB/s{}\n",
                  mac_algorithm_name(mac), rep, ours.back() / 1e9,

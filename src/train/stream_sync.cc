@@ -2,28 +2,20 @@
 
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
+#include "train/training_state.h"
 #include "trib/core/error.h"
 
 namespace trib::train {
 
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
+// Store values are text: a position travels in its manifest form (training_state.h), whose
+// reader validates it.
+std::string encode(const data::DataPosition& p) { return data_position_to_json(p).dump(); }
 
-// Store values are text; a serialised position is binary.
-std::string encode(const data::DataPosition& p) {
-  std::string bytes = p.serialize(), out;
-  for (unsigned char c : bytes) out += {kHex[c >> 4], kHex[c & 15]};
-  return out;
-}
-
-data::DataPosition decode(const std::string& hex) {
-  std::string bytes(hex.size() / 2, '\0');
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  for (std::size_t i = 0; i < bytes.size(); ++i)
-    bytes[i] = static_cast<char>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
-  return data::DataPosition::parse(bytes);
-}
+data::DataPosition decode(const std::string& text) { return data_position_from_json(nlohmann::json::parse(text)); }
 
 // Partitions are disjoint at a barrier. At the end they may not be: a worker that stopped
 // left the group, and its partitions moved (with a hand-over commit at its final offset) to
