@@ -226,17 +226,51 @@ strategy: {name: ps, mode: async}
 )" + cluster_section;
 }
 
-// A port free on 127.0.0.1 right now (the kernel's choice; a test binds it soon after).
-inline int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+// Binds `fd` to a port of the kernel's choice on 127.0.0.1; returns the port, or -1.
+inline int bind_loopback(int fd) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return -1;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
   return ntohs(a.sin_port);
+}
+
+// A port free on 127.0.0.1 right now (the kernel's choice; a test binds it soon after).
+inline int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int port = bind_loopback(fd);
+  ::close(fd);
+  return port;
+}
+
+// A port on 127.0.0.1 that something else listens on, until this is destroyed: what a role
+// meets when its port is taken.
+class HeldPort {
+ public:
+  HeldPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)), port_(bind_loopback(fd_)) {
+    listening_ = port_ > 0 && ::listen(fd_, 1) == 0;
+  }
+  ~HeldPort() { ::close(fd_); }
+  HeldPort(const HeldPort&) = delete;
+  HeldPort& operator=(const HeldPort&) = delete;
+
+  bool listening() const { return listening_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_;
+  int port_;
+  bool listening_ = false;
+};
+
+// A fresh path (removed if it exists) under the temporary directory, for a run directory that
+// `trib` creates itself: trib_<prefix>_<name>_<pid>.
+inline fs::path fresh_path(const std::string& prefix, const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("trib_" + prefix + "_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
 }
 
 }  // namespace trib::testing

@@ -28,19 +28,13 @@ TEST(BadInput, APortInUseIsNamed) {
   std::string secret = dir.file("secret", kSecretHex);
   std::string job = dir.file("job.yaml", tiny_job("cluster: {ps: 1, workers: 1}\n"));
   // Something else listens there already.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(fd, 1), 0);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  std::string address = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  auto held = std::make_unique<HeldPort>();
+  ASSERT_TRUE(held->listening());
+  std::string address = held->address();
 
   Trib coordinator("coordinator", {"coordinator", job, "--listen", address, "--secret-file", secret});
   ASSERT_TRUE(wait_exit(coordinator, 20s)) << coordinator.output();
-  ::close(fd);
+  held.reset();
   EXPECT_NE(coordinator.exit_code(), 0);
   EXPECT_TRUE(coordinator.printed("trib: error: " + address + " is already in use")) << coordinator.output();
   EXPECT_EQ(line_count(coordinator.output()), 1u) << coordinator.output();
@@ -107,15 +101,9 @@ TEST(BadInput, AFailedRoleStopsTheJobAndTheOthersAreToldNotLeftWaiting) {
   // names it and exits non-zero, and the worker that joined stops rather than wait.
   TempDir dir("failed_role");
   std::string secret = dir.file("secret", kSecretHex);
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(fd, 1), 0);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  std::string taken = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  HeldPort held;
+  ASSERT_TRUE(held.listening());
+  std::string taken = held.address();
   std::string coordinator_address = "127.0.0.1:" + std::to_string(free_port());
   std::string job = dir.file("job.yaml", tiny_job("cluster:\n  spec:\n    coordinator: \"" + coordinator_address +
                                                   "\"\n    ps: [\"" + taken + "\"]\n    workers: [\"127.0.0.1:" +
@@ -130,7 +118,6 @@ TEST(BadInput, AFailedRoleStopsTheJobAndTheOthersAreToldNotLeftWaiting) {
   std::vector<Trib*> all{&coordinator, &worker, &ps};
   ASSERT_TRUE(wait_until(all, [&] { return coordinator.exited() && ps.exited() && worker.exited(); }, 60s))
       << transcript(all);
-  ::close(fd);
   EXPECT_NE(ps.exit_code(), 0) << transcript(all);
   EXPECT_TRUE(ps.printed("trib: error: " + taken + " is already in use")) << transcript(all);
   EXPECT_NE(coordinator.exit_code(), 0) << transcript(all);

@@ -21,11 +21,7 @@ using testing::TribRun;
 
 const std::string kPs = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml";
 
-fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("trib_cluster_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
-}
+fs::path fresh_dir(const std::string& name) { return testing::fresh_path("cluster", name); }
 
 double final_accuracy(const std::string& output) {
   std::smatch m;

@@ -27,11 +27,7 @@ using testing::TribRun;
 
 const std::string kExample = std::string(TRIB_SOURCE_DIR) + "/examples/stream_fraud.yaml";
 
-fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("trib_stream_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
-}
+fs::path fresh_dir(const std::string& name) { return testing::fresh_path("stream", name); }
 
 stream::ProduceOptions produce_options(const std::string& bootstrap, std::int64_t count, double rate) {
   stream::ProduceOptions o;

@@ -5,13 +5,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "trib_process.h"
+#include "e2e/trib_process.h"
 
 namespace trib {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::run_trib;
 
 const std::string kMlp = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_mlp.yaml";
 // Small and quick: 3 epochs of 2,000 images, tested on 1,000.
@@ -19,10 +18,14 @@ const std::string kSmall =
     " --set data.train_subset=2000 --set data.test_subset=1000 --set training.epochs=3"
     " --set training.batch=50 --set threads.intra=1";
 
-fs::path fresh_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("trib_e2e_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
+fs::path fresh_dir(const std::string& name) { return testing::fresh_path("e2e", name); }
+
+// `trib` with a command line of plain words (these tests need no quoting), run to its end.
+testing::TribRun run(const std::string& line) {
+  std::istringstream words(line);
+  std::vector<std::string> args;
+  for (std::string w; words >> w;) args.push_back(w);
+  return testing::run_trib(args, std::chrono::seconds(300));
 }
 
 std::string read(const fs::path& p) {
@@ -36,7 +39,7 @@ int count_lines(const std::string& s) { return static_cast<int>(std::count(s.beg
 
 TEST(TrainCli, TrainsEvaluatesAndWritesTheRunDirectory) {
   fs::path out = fresh_dir("train");
-  auto r = run_trib("train " + kMlp + kSmall + " --output " + out.string());
+  auto r = run("train " + kMlp + kSmall + " --output " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("done: test accuracy"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("test_acc"), std::string::npos) << "an evaluation table" << r.output;
@@ -52,14 +55,14 @@ TEST(TrainCli, TrainsEvaluatesAndWritesTheRunDirectory) {
   double acc = std::stod(last.substr(last.find("\"accuracy\":") + 11));
   EXPECT_GT(acc, 0.70) << last;
 
-  auto inspect = run_trib("inspect " + out.string());
+  auto inspect = run("inspect " + out.string());
   ASSERT_EQ(inspect.exit_code, 0) << inspect.output;
   EXPECT_NE(inspect.output.find("dense_1/w"), std::string::npos) << inspect.output;
   EXPECT_NE(inspect.output.find("[784, 256]"), std::string::npos) << inspect.output;
   EXPECT_NE(inspect.output.find("slot/dense_1/w/"), std::string::npos) << "optimizer slots" << inspect.output;
   EXPECT_NE(inspect.output.find("checksums verified"), std::string::npos);
 
-  auto eval = run_trib("eval " + kMlp + kSmall + " --checkpoint " + out.string());
+  auto eval = run("eval " + kMlp + kSmall + " --checkpoint " + out.string());
   ASSERT_EQ(eval.exit_code, 0) << eval.output;
   EXPECT_NE(eval.output.find("test accuracy"), std::string::npos) << eval.output;
   fs::remove_all(out);
@@ -67,9 +70,9 @@ TEST(TrainCli, TrainsEvaluatesAndWritesTheRunDirectory) {
 
 TEST(TrainCli, ResumeContinuesFromTheNewestCheckpoint) {
   fs::path out = fresh_dir("resume");
-  auto first = run_trib("train " + kMlp + kSmall + " --set training.epochs=1 --output " + out.string());
+  auto first = run("train " + kMlp + kSmall + " --set training.epochs=1 --output " + out.string());
   ASSERT_EQ(first.exit_code, 0) << first.output;
-  auto second = run_trib("train " + kMlp + kSmall + " --resume " + out.string());
+  auto second = run("train " + kMlp + kSmall + " --resume " + out.string());
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_NE(second.output.find("resumed from"), std::string::npos) << second.output;
   EXPECT_NE(second.output.find("at step 40"), std::string::npos) << second.output;
@@ -87,7 +90,7 @@ class BadInput : public ::testing::Test {
   void TearDown() override { fs::remove_all(out_); }
 
   void expect_rejected(const std::string& args, const std::string& needle) {
-    auto r = run_trib(args);
+    auto r = run(args);
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find(needle), std::string::npos) << "expected '" << needle << "' in:\n" << r.output;
     EXPECT_EQ(count_lines(r.output), 1) << "one clear line:\n" << r.output;
@@ -146,7 +149,7 @@ TEST_F(BadInput, ResumeFromADirectoryWithoutCheckpoints) {
 }
 
 TEST_F(BadInput, UnknownCommandLineOption) {
-  auto r = run_trib("train " + kMlp + " --bogus");
+  auto r = run("train " + kMlp + " --bogus");
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
