@@ -53,6 +53,7 @@ class EventTimeMerge {
   void reset(std::int32_t partition, std::int64_t offset, std::int64_t now_ms);
   bool owns(std::int32_t partition) const { return parts_.contains(partition); }
   std::vector<std::int32_t> partitions() const;
+  std::size_t partition_count() const { return parts_.size(); }
 
   // A record fetched from `partition`; records of a partition come in offset order. Returns
   // false (and ignores it) for a partition not owned or an offset already passed.

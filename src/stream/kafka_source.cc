@@ -206,7 +206,7 @@ std::optional<data::Batch> KafkaSource::next(std::int64_t max_rows) {
     std::int64_t room = 0;
     {
       std::lock_guard lock(s.mu);
-      const auto owned = static_cast<std::int64_t>(s.merge.partitions().size());
+      const auto owned = static_cast<std::int64_t>(s.merge.partition_count());
       room = std::max(4 * max_rows + kDrainSlack, owned * s.options.max_buffered_per_partition) - s.merge.buffered();
     }
     std::vector<detail::MessageHandle> arrived;

@@ -157,11 +157,6 @@ TEST(AllreduceStrategy, Bf16CompressionStaysCloseToUncompressed) {
   }
 }
 
-}  // namespace
-}  // namespace trib::collectives
-
-namespace trib::collectives {
-namespace {
 
 // Sparse gradients are allgathered: every worker applies everyone's rows, over N, which is
 // exactly what one process would apply for the concatenated batch.
@@ -256,11 +251,6 @@ TEST(AllreduceStrategy, DifferentModelsAreReportedWithTheVariableAndBothShapes) 
   }
 }
 
-}  // namespace
-}  // namespace trib::collectives
-
-namespace trib::collectives {
-namespace {
 
 // start(): every worker takes the chief's step, variables and optimizer state (only the
 // chief reads a checkpoint); report() after finish() still describes the run.
