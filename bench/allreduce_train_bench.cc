@@ -36,6 +36,8 @@
 #include "trib/net/tcp_transport.h"
 #include "trib/optim/schedule.h"
 #include "trib/optim/sgd.h"
+#include "trib/train/model_graph.h"
+#include "trib/update/local_update.h"
 
 using namespace trib;
 using Clock = std::chrono::steady_clock;
@@ -69,14 +71,14 @@ double train_process(const std::string& model, const std::shared_ptr<collectives
   for (const nn::Parameter& p : graph.trainable_parameters()) names.push_back(p.name);
   auto sgd = std::make_shared<Sgd>();
   auto lr = std::make_shared<ConstantSchedule>(0.01f);
-  std::unique_ptr<train::UpdateStrategy> update;
+  std::unique_ptr<update::UpdateStrategy> update;
   if (group) {
     update = std::make_unique<collectives::AllreduceUpdate>(
         collectives::AllreduceUpdateOptions{.group = group, .parameters = names, .optimizer = sgd, .schedule = lr,
                                             .bucket_bytes = static_cast<std::size_t>(st.bucket_mb * (1 << 20)),
                                             .compression = st.compression});
   } else {
-    update = std::make_unique<train::LocalUpdate>(train::LocalUpdateOptions{names, sgd, lr});
+    update = std::make_unique<update::LocalUpdate>(update::LocalUpdateOptions{names, sgd, lr});
   }
   update->start(vars, nullptr);
   Rng rng(1 + static_cast<std::uint64_t>(group ? group->rank() : 0));
@@ -86,10 +88,10 @@ double train_process(const std::string& model, const std::shared_ptr<collectives
   for (std::int32_t& v : y.span<std::int32_t>()) v = static_cast<std::int32_t>(rng.below(10));
 
   std::int64_t step = 0;
-  train::UpdateStrategy* u = update.get();
+  update::UpdateStrategy* u = update.get();
   auto one_step = [&] {
     train::StepResult r = graph.run(x, y, vars, static_cast<std::uint64_t>(step),
-                                    [u](std::size_t i, const train::GradTensor& g) { u->on_gradient_ready(i, g); });
+                                    [u](std::size_t i, const update::GradTensor& g) { u->on_gradient_ready(i, g); });
     u->apply(step++, r.grads, vars);
   };
   for (int i = 0; i < 10; ++i) one_step();

@@ -33,7 +33,7 @@
 #include "trib/optim/schedule.h"
 #include "trib/optim/sgd.h"
 #include "trib/train/model_graph.h"
-#include "trib/train/update_strategy.h"
+#include "trib/update/local_update.h"
 
 namespace {
 
@@ -128,7 +128,7 @@ class OurStep {
     train::initialize_parameters(graph_.parameters(), spec_.seed, vars_);
     std::vector<std::string> names;
     for (const nn::Parameter& p : graph_.trainable_parameters()) names.push_back(p.name);
-    update_.emplace(train::LocalUpdateOptions{names, std::make_shared<Sgd>(),
+    update_.emplace(update::LocalUpdateOptions{names, std::make_shared<Sgd>(),
                                               std::make_shared<ConstantSchedule>(0.01f)});
     Rng rng(1);
     for (float& v : x_.span<float>()) v = rng.normal();
@@ -144,7 +144,7 @@ class OurStep {
   train::ModelSpec spec_;
   train::ModelGraph graph_;
   VariableStore vars_;
-  std::optional<train::LocalUpdate> update_;
+  std::optional<update::LocalUpdate> update_;
   Tensor x_, y_;
   std::int64_t step_ = 0;
 };

@@ -46,7 +46,7 @@ double ps_throughput(double seconds) {
   const std::int64_t n = 4 << 20;  // 16 MiB of f32
   std::vector<ps::VariableInfo> vars{{"w", Shape{n}}};
   ps::Placement placement = ps::place(vars, 1, ps::PlacementStrategy::greedy, 1 << 30);
-  ps::PsServer server({0, 2, ps::Mode::async, 2, 0, vars, placement, make_optimizer({.name = "sgd", .lr = 1e-6f})});
+  ps::PsServer server({0, 2, ps::Mode::async, 2, 0, vars, placement, make_optimizer({.name = "sgd"})});
   auto secret = net::ClusterSecret::generate();
   // As `trib ps` serves: pushed gradients land in pooled buffers (no page faults per push).
   auto receive_pool = std::make_shared<PoolAllocator>();

@@ -46,7 +46,7 @@
 #include "trib/stream/kafka_producer.h"
 #include "trib/stream/kafka_source.h"
 #include "trib/stream/mock_broker.h"
-#include "trib/train/trainer.h"
+#include "trib/train_stream/stream_trainer.h"
 
 using namespace trib::stream;
 using Clock = std::chrono::steady_clock;
@@ -135,7 +135,7 @@ Trained train_on(const trib::config::JobConfig& job, const std::string& name, st
       t.timed_events = t.events - job.training.batch;  // the first batch's update starts the clock
     }
   };
-  trib::train::train(options);
+  trib::train_stream::train(options);
   return t;
 }
 

@@ -8,7 +8,7 @@
 #include "trib/nn/sequential.h"
 #include "trib/optim/optimizer_config.h"
 #include "trib/train/evaluator.h"
-#include "trib/train/update_strategy.h"
+#include "trib/update/local_update.h"
 
 int main() {
   using namespace trib;
@@ -27,7 +27,7 @@ int main() {
   train::initialize_parameters(graph.parameters(), spec.seed, vars);
   std::vector<std::string> names;
   for (const auto& p : graph.trainable_parameters()) names.push_back(p.name);
-  train::LocalUpdate update({names, make_optimizer({.name = "adam", .lr = 1e-3f}), std::make_shared<ConstantSchedule>(1e-3f)});
+  update::LocalUpdate update({names, make_optimizer({.name = "adam"}), std::make_shared<ConstantSchedule>(1e-3f)});
 
   data::Pipeline batches = data::Pipeline::from(train).shuffle(1).batch(128, true).prefetch(2).build();
   for (int epoch = 1; epoch <= 3; ++epoch) {

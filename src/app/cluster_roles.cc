@@ -13,15 +13,11 @@
 #include "trib/cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
-#include "trib/collectives/strategy_allreduce.h"
-#include "trib/engine/context.h"
+#include "app/train_job.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
-#include "trib/optim/optimizer_config.h"
 #include "trib/ps/ps_server.h"
-#include "trib/ps/strategy_ps.h"
-#include "trib/train/model_graph.h"
-#include "trib/train/trainer.h"
+#include "trib/strategy/make_strategy.h"
 
 namespace trib::app {
 
@@ -43,20 +39,6 @@ net::NetOptions net_options(const config::ClusterConfig& c) {
 }
 
 namespace {
-
-// The model's trainable variables, in gradient order: what the servers hold.
-std::vector<ps::VariableInfo> trainable_variables(const config::JobConfig& job) {
-  EngineContext engine(EngineOptions{1, 1});
-  train::ModelSpec spec{config::build_model(job.model), Shape(job.model.input), job.model.classes, job.training.seed};
-  train::ModelGraph graph(spec, 1, false, engine);
-  std::vector<ps::VariableInfo> out;
-  for (const nn::Parameter& p : graph.trainable_parameters()) out.push_back({p.name, p.shape});
-  return out;
-}
-
-ps::Placement placement_for(const config::JobConfig& job, const std::vector<ps::VariableInfo>& vars) {
-  return ps::place(vars, job.cluster.ps, ps::parse_placement(job.strategy.placement), job.strategy.partition_bytes);
-}
 
 std::shared_ptr<net::Transport> transport_for(const std::string& role, const RoleArgs& args, const net::NetOptions& o) {
   auto ctx = net::NetContext::create(load_secret(args.secret_file), net::PeerIdentity{role, 0, ""}, o);
@@ -146,9 +128,7 @@ int run_ps_role(const RoleArgs& args) {
   std::unique_ptr<cluster::Member> member = join("ps", args);
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
-  std::vector<ps::VariableInfo> vars = trainable_variables(job);
-  ps::PsServer server({m.index, m.workers, ps::parse_mode(job.strategy.mode), job.strategy.staleness,
-                       job.strategy.backup_workers, vars, placement_for(job, vars), make_optimizer(job.optimizer)});
+  ps::PsServer server(strategy::ps_server_options(job, m.index, m.workers));
   // Pushed gradients are received into recycled buffers: no page faults per step.
   auto receive_pool = std::make_shared<PoolAllocator>();
   net::NetOptions serving_options = net_options(job.cluster);
@@ -163,7 +143,7 @@ int run_ps_role(const RoleArgs& args) {
   std::string bound = listener->address();
   std::string address = host_port(reachable_host(bind, args.join), std::stoi(bound.substr(bound.rfind(':') + 1)));
   member->store().set(fmt::format("ps/{}/address", m.index), address);
-  fmt::print("ps {} serving at {} ({} mode)\n", m.index, address, job.strategy.mode);
+  fmt::print("ps {} serving at {} ({} mode)\n", m.index, address, config::to_string(job.strategy.mode));
   std::fflush(stdout);
   while (!member->wait_for_shutdown(1s)) {
   }
@@ -187,30 +167,18 @@ int run_worker_role(const RoleArgs& args) {
   o.distribution.lookup = [&member](const std::string& key) { return member->store().try_get(key); };
 
   auto data_plane = transport_for("worker", args, net_options(job.cluster));
-  std::vector<std::shared_ptr<net::Connection>> servers;
-  if (job.strategy.name == "ps") {
-    std::vector<ps::VariableInfo> vars = trainable_variables(job);
-    ps::Placement placement = placement_for(job, vars);
-    if (m.index == 0) fmt::print("placement ({}):\n{}\n", job.strategy.placement, placement.table(vars));
+  strategy::WorkerLinks links{m.index, m.workers, {}, nullptr};
+  if (job.strategy.name == config::StrategyName::ps) {
+    if (m.index == 0) {
+      std::vector<ps::VariableInfo> vars = strategy::trainable_variables(job);
+      fmt::print("placement ({}):\n{}\n", config::to_string(job.strategy.placement),
+                 strategy::make_placement(job, vars).table(vars));
+    }
     for (int p = 0; p < m.ps; ++p) {
       std::string address = ps_address(*member, p, std::chrono::seconds(job.cluster.join_timeout_s));
-      servers.push_back(data_plane->connect(address));
+      links.servers.push_back(data_plane->connect(address));
     }
-    o.distribution.make_update = [&, vars, placement](const std::vector<std::string>&, std::shared_ptr<const Optimizer> opt,
-                                                      std::shared_ptr<const Schedule> schedule) {
-      ps::PsUpdateOptions po;
-      po.worker_index = m.index;
-      po.workers = m.workers;
-      po.mode = ps::parse_mode(job.strategy.mode);
-      po.period = job.strategy.period;
-      po.variables = vars;
-      po.placement = placement;
-      po.servers = servers;
-      po.optimizer = std::move(opt);
-      po.schedule = std::move(schedule);
-      return std::make_unique<ps::PsUpdate>(std::move(po));
-    };
-  } else if (job.strategy.name == "allreduce") {
+  } else if (job.strategy.name == config::StrategyName::allreduce) {
     // Every worker listens, publishes its address, and the group forms once all are known.
     auto endpoint = std::make_shared<collectives::Endpoint>(
         collectives::Endpoint::listen(data_plane, job.cluster.bind_host + ":0"));
@@ -221,33 +189,12 @@ int run_worker_role(const RoleArgs& args) {
     for (int w = 0; w < m.workers; ++w)
       g.addresses.push_back(member->store().get(fmt::format("allreduce/{}/address", w),
                                                std::chrono::seconds(job.cluster.join_timeout_s)));
-    std::shared_ptr<collectives::Group> group = collectives::Group::form(std::move(*endpoint), g);
-    // The linear scaling rule with warm-up, on by default for this strategy.
-    o.job.schedule.linear_scaling = true;
-    if (o.job.schedule.warmup_steps == 0) o.job.schedule.warmup_steps = 100;
-    // Goyal et al.: the warm-up starts from the single-worker rate.
-    if (o.job.schedule.warmup_start_factor == 0) o.job.schedule.warmup_start_factor = 1.0f / m.workers;
-    const double bucket_mb = job.strategy.bucket_mb;
-    const collectives::Compression compression = collectives::parse_compression(job.strategy.compression);
-    const double clip = job.training.clip_norm;
-    o.distribution.make_update = [group, bucket_mb, compression, clip](
-                                     const std::vector<std::string>& trainable, std::shared_ptr<const Optimizer> opt,
-                                     std::shared_ptr<const Schedule> schedule) -> std::unique_ptr<train::UpdateStrategy> {
-      collectives::AllreduceUpdateOptions ao;
-      ao.group = group;
-      ao.parameters = trainable;
-      ao.optimizer = std::move(opt);
-      ao.schedule = std::move(schedule);
-      ao.bucket_bytes = static_cast<std::size_t>(bucket_mb * (1 << 20));
-      ao.compression = compression;
-      ao.clip_norm = clip;
-      // Its start() gives every worker the chief's step, variables and optimizer state.
-      return std::make_unique<collectives::AllreduceUpdate>(std::move(ao));
-    };
-  } else {
-    throw InvalidArgument(fmt::format("strategy '{}' is not available to cluster workers", job.strategy.name));
+    links.group = collectives::Group::form(std::move(*endpoint), g);
   }
-  train::train(o);
+  o.distribution.make_update = [links](const train::UpdateInputs& in) {
+    return strategy::make_update_strategy(in, links);
+  };
+  train_job(o);
   member->leave();
   return 0;
 }

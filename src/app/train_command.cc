@@ -8,6 +8,7 @@
 #include "app/builtin_stream.h"
 #include "app/cluster_roles.h"
 #include "app/commands.h"
+#include "app/train_job.h"
 #include "trib/cluster/coordinator.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/net/net_context.h"
@@ -33,7 +34,7 @@ int run_train(const TrainArgs& args) {
   o.interactive = train::Progress::is_terminal(stdout);
   BuiltinStream builtin(o.job);  // a stream job without a broker: one here, fed by a generator
   if (!o.job.cluster.enabled) {
-    train::train(o);
+    train_job(o);
     return 0;
   }
   // A cluster on this machine: its workers share the cores. Left to choose (intra 0), each

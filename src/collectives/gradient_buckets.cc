@@ -2,11 +2,11 @@
 
 namespace trib::collectives {
 
-BucketPlan::BucketPlan(const std::vector<train::GradTensor>& grads, std::size_t bucket_bytes) {
+BucketPlan::BucketPlan(const std::vector<update::GradTensor>& grads, std::size_t bucket_bytes) {
   slots_.resize(grads.size());
   const auto capacity = static_cast<std::int64_t>(bucket_bytes / sizeof(float));
   for (std::size_t k = grads.size(); k-- > 0;) {
-    const train::GradTensor& g = grads[k];
+    const update::GradTensor& g = grads[k];
     TRIB_CHECK(g.values.defined(), InvalidArgument, "allreduce strategy: gradient {} is missing", k);
     slots_[k].shape = g.values.shape();
     if (g.sparse()) {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "trib/train/model_graph.h"
+#include "trib/update/grad_tensor.h"
 
 namespace trib::collectives {
 
@@ -23,7 +23,7 @@ class BucketPlan {
  public:
   BucketPlan() = default;
   // Throws InvalidArgument naming a dense gradient that is not f32.
-  BucketPlan(const std::vector<train::GradTensor>& grads, std::size_t bucket_bytes);
+  BucketPlan(const std::vector<update::GradTensor>& grads, std::size_t bucket_bytes);
 
   bool empty() const { return slots_.empty(); }
   std::size_t parameters() const { return slots_.size(); }

@@ -24,7 +24,7 @@ GradientExchange::~GradientExchange() {
   if (thread_.joinable()) thread_.join();
 }
 
-void GradientExchange::start(const std::vector<train::GradTensor>& grads) {
+void GradientExchange::start(const std::vector<update::GradTensor>& grads) {
   plan_ = BucketPlan(grads, bucket_bytes_);
   for (int b = 0; b < plan_.buckets(); ++b) {
     buckets_.push_back(Tensor::zeros(DType::f32, Shape{plan_.bucket_elements(b)}));
@@ -45,7 +45,7 @@ void GradientExchange::start(const std::vector<train::GradTensor>& grads) {
   thread_ = std::thread([this] { comm_main(); });
 }
 
-void GradientExchange::report(std::size_t index, const train::GradTensor& grad) {
+void GradientExchange::report(std::size_t index, const update::GradTensor& grad) {
   {
     std::lock_guard lock(mu_);
     if (plan_.empty() || reported_[index]) return;
@@ -75,7 +75,7 @@ void GradientExchange::report(std::size_t index, const train::GradTensor& grad) 
   cv_.notify_all();
 }
 
-void GradientExchange::finish(std::vector<train::GradTensor>& grads) {
+void GradientExchange::finish(std::vector<update::GradTensor>& grads) {
   if (plan_.empty()) start(grads);
   TRIB_CHECK(grads.size() == plan_.parameters(), InvalidArgument, "allreduce strategy: {} gradients for {} parameters",
              grads.size(), plan_.parameters());
@@ -154,8 +154,8 @@ void GradientExchange::run_item(int item) {
   // A sparse gradient: everyone's rows and indices, one after another, over the group size
   // (each worker's rows are already divided by its own batch).
   const auto s = static_cast<std::size_t>(item - plan_.buckets());
-  const train::GradTensor& in = sparse_in_[s];
-  train::GradTensor out;
+  const update::GradTensor& in = sparse_in_[s];
+  update::GradTensor out;
   out.values = allgather(*group_, in.values, {.same_shape = false});
   out.indices = allgather(*group_, in.indices, {.same_shape = false});
   detail::scale(out.values.data<float>(), out.values.numel(), 1.0f / static_cast<float>(group_->size()));

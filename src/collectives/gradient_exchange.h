@@ -29,11 +29,11 @@ class GradientExchange {
 
   // Copies gradient `index` of the current step into its bucket. Thread-safe. Before the
   // first finish() (which makes the plan) reports are ignored: that step is exchanged then.
-  void report(std::size_t index, const train::GradTensor& grad);
+  void report(std::size_t index, const update::GradTensor& grad);
   // Reports what was not reported, waits for every exchange of the step, and replaces
   // `grads` by the averages (dense ones as views of the buckets, valid until the next
   // step). Rethrows a collective's error (and again on every later call).
-  void finish(std::vector<train::GradTensor>& grads);
+  void finish(std::vector<update::GradTensor>& grads);
 
   struct Stats {
     std::uint64_t steps = 0;
@@ -46,7 +46,7 @@ class GradientExchange {
 
  private:
   int items() const { return plan_.buckets() + static_cast<int>(plan_.sparse().size()); }
-  void start(const std::vector<train::GradTensor>& grads);
+  void start(const std::vector<update::GradTensor>& grads);
   void comm_main();
   void run_item(int item);
 
@@ -56,7 +56,7 @@ class GradientExchange {
   BucketPlan plan_;
   std::vector<Tensor> buckets_;                   // f32 [elements], one per bucket
   std::vector<int> sparse_item_;                  // per parameter: its sparse item, or -1
-  std::vector<train::GradTensor> sparse_in_, sparse_out_;  // per sparse item
+  std::vector<update::GradTensor> sparse_in_, sparse_out_;  // per sparse item
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

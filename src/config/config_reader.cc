@@ -20,6 +20,7 @@ YAML::Node ConfigReader::lookup(const std::string& key) {
   if (!node_ || !node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
   YAML::Node n = node_[key];
   if (n && n.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
+  if (n) given_->insert(where(key));
   return n;
 }
 
@@ -28,7 +29,9 @@ bool ConfigReader::has(const std::string& key) { return static_cast<bool>(lookup
 ConfigReader ConfigReader::child(const std::string& key) {
   YAML::Node n = lookup(key);
   TRIB_CHECK(!n || n.IsMap(), InvalidArgument, "config {}: {} must be a mapping", file_, where(key));
-  return ConfigReader(n ? n : YAML::Node(YAML::NodeType::Map), file_, where(key));
+  ConfigReader c(n ? n : YAML::Node(YAML::NodeType::Map), file_, where(key));
+  c.given_ = given_;
+  return c;
 }
 
 std::map<std::string, std::string> ConfigReader::get_text_map(const std::string& key) {
@@ -50,8 +53,10 @@ std::vector<ConfigReader> ConfigReader::list(const std::string& key) {
   std::vector<ConfigReader> out;
   if (!n) return out;
   TRIB_CHECK(n.IsSequence(), InvalidArgument, "config {}: {} must be a list", file_, where(key));
-  for (std::size_t i = 0; i < n.size(); ++i)
+  for (std::size_t i = 0; i < n.size(); ++i) {
     out.emplace_back(n[i], file_, fmt::format("{}[{}]", where(key), i));
+    out.back().given_ = given_;
+  }
   return out;
 }
 

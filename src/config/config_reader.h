@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,6 +18,10 @@ namespace trib::config {
 class ConfigReader {
  public:
   ConfigReader(YAML::Node node, std::string file, std::string path = "");
+
+  // Every key (dotted path) this reader and its children found set, non-null, in the file:
+  // what lets a derived default tell "not given" from "given as the default's value".
+  const std::set<std::string>& given() const { return *given_; }
 
   bool has(const std::string& key);
   template <typename T> T get(const std::string& key, const T& fallback);
@@ -44,6 +49,7 @@ class ConfigReader {
   std::string file_;
   std::string path_;
   std::set<std::string> known_;
+  std::shared_ptr<std::set<std::string>> given_ = std::make_shared<std::set<std::string>>();
 };
 
 // Levenshtein distance, for "did you mean" suggestions.

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "config/config_reader.h"
+#include "config/section_readers.h"
 
 #include <fmt/ranges.h>
 
@@ -119,10 +120,11 @@ DataConfig read_data(ConfigReader r) {
   return d;
 }
 
-OptimizerConfig read_optimizer(ConfigReader r) {
+// optimizer.lr goes to the schedule (the optimizer takes a rate per step): base_lr.
+OptimizerConfig read_optimizer(ConfigReader r, float& base_lr) {
   OptimizerConfig o;
   o.name = r.get<std::string>("name", o.name);
-  o.lr = r.get<float>("lr", o.lr);
+  base_lr = r.get<float>("lr", base_lr);
   if (r.has("momentum")) o.momentum = r.get<float>("momentum", 0.0f);
   o.nesterov = r.get<bool>("nesterov", o.nesterov);
   o.beta1 = r.get<float>("beta1", o.beta1);
@@ -147,7 +149,10 @@ ScheduleConfig read_schedule(ConfigReader r) {
   s.warmup_steps = r.get<std::int64_t>("warmup_steps", s.warmup_steps);
   s.warmup_start_factor = r.get<float>("warmup_start_factor", s.warmup_start_factor);
   s.linear_scaling = r.get<bool>("linear_scaling", s.linear_scaling);
+  s.global_batch = r.get<std::int64_t>("global_batch", s.global_batch);
   s.base_batch = r.get<std::int64_t>("base_batch", s.base_batch);
+  TRIB_CHECK(s.global_batch >= 0 && s.base_batch >= 0 && s.warmup_steps >= 0 && s.total_steps >= 0, InvalidArgument,
+             "config {}: schedule.global_batch, base_batch, warmup_steps and total_steps must be >= 0", r.file());
   r.finish();
   return s;
 }
@@ -268,36 +273,6 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
   return c;
 }
 
-StrategyConfig read_strategy(ConfigReader r) {
-  StrategyConfig s;
-  s.name = r.get<std::string>("name", s.name);
-  s.mode = r.get<std::string>("mode", s.mode);
-  s.placement = r.get<std::string>("placement", s.placement);
-  s.staleness = r.get<int>("staleness", s.staleness);
-  s.backup_workers = r.get<int>("backup_workers", s.backup_workers);
-  s.period = r.get<int>("period", s.period);
-  s.partition_bytes = r.get<std::int64_t>("partition_bytes", s.partition_bytes);
-  s.bucket_mb = r.get<double>("bucket_mb", s.bucket_mb);
-  s.compression = r.get<std::string>("compression", s.compression);
-  r.finish();
-  auto one_of = [&](const std::string& key, const std::string& v, std::initializer_list<const char*> valid) {
-    for (const char* x : valid)
-      if (v == x) return;
-    throw InvalidArgument(fmt::format("config {}: strategy.{} '{}' is not supported: expected {}", r.file(), key, v,
-                                      fmt::join(valid, ", ")));
-  };
-  one_of("name", s.name, {"local", "ps", "allreduce"});
-  one_of("mode", s.mode, {"sync", "async", "bounded", "averaging"});
-  one_of("placement", s.placement, {"round_robin", "greedy", "partitioned"});
-  one_of("compression", s.compression, {"none", "bf16", "fp16"});
-  TRIB_CHECK(s.staleness > 0, InvalidArgument, "config {}: strategy.staleness must be at least 1, got {}",
-             r.file(), s.staleness);
-  TRIB_CHECK(s.period > 0 && s.backup_workers >= 0 && s.partition_bytes > 0 && s.bucket_mb > 0, InvalidArgument,
-             "config {}: strategy.period, partition_bytes and bucket_mb must be positive and backup_workers >= 0",
-             r.file());
-  return s;
-}
-
 }  // namespace
 
 JobConfig parse_job_config(const std::string& yaml_text, const std::string& origin,
@@ -320,8 +295,8 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
   job.model = read_model(r.child("model"));
   job.data = read_data(r.child("data"));
   if (job.data.num_classes == 0) job.data.num_classes = static_cast<int>(job.model.classes);
-  job.optimizer = read_optimizer(r.child("optimizer"));
   job.schedule = read_schedule(r.child("schedule"));
+  job.optimizer = read_optimizer(r.child("optimizer"), job.schedule.base_lr);
   job.training = read_training(r.child("training"));
   ConfigReader threads = r.child("threads");
   job.threads.intra = threads.get<int>("intra", 0);
@@ -331,9 +306,9 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
   job.cluster = read_cluster(r.child("cluster"), has_cluster);
   job.strategy = read_strategy(r.child("strategy"));
   if (job.cluster.enabled) {
-    TRIB_CHECK(job.strategy.name != "local", InvalidArgument,
+    TRIB_CHECK(job.strategy.name != StrategyName::local, InvalidArgument,
                "config {}: a cluster needs strategy.name ps or allreduce", origin);
-    TRIB_CHECK(job.strategy.name != "ps" || job.cluster.ps >= 1, InvalidArgument,
+    TRIB_CHECK(job.strategy.name != StrategyName::ps || job.cluster.ps >= 1, InvalidArgument,
                "config {}: strategy ps needs cluster.ps >= 1", origin);
     TRIB_CHECK(job.strategy.backup_workers < job.cluster.workers, InvalidArgument,
                "config {}: strategy.backup_workers ({}) must be fewer than cluster.workers ({})", origin,
@@ -342,7 +317,7 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
     // waiting for it; an allreduce group has no such notion, and would wait for it until
     // its deadline.
     TRIB_CHECK(!(job.data.stream() && job.data.kafka.idle_timeout_s > 0 && job.cluster.workers > 1 &&
-                 job.strategy.name == "allreduce"),
+                 job.strategy.name == StrategyName::allreduce),
                InvalidArgument,
                "config {}: data.kafka.idle_timeout_s ends each worker when its own partitions go quiet, but strategy "
                "allreduce steps the {} workers together, so the first to end would stall the others: end the job "
@@ -350,6 +325,7 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
                origin, job.cluster.workers);
   }
   r.finish();
+  job.given = r.given();
   YAML::Emitter out;
   out << root;
   job.resolved_yaml = std::string(out.c_str()) + "\n";

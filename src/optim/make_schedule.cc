@@ -8,8 +8,8 @@ namespace trib {
 
 std::vector<std::string> schedule_names() { return {"constant", "step", "exponential", "cosine"}; }
 
-std::unique_ptr<Schedule> make_schedule(const ScheduleConfig& c, float base_lr) {
-  const float base = c.linear_scaling ? linear_scaled_lr(base_lr, c.global_batch, c.base_batch) : base_lr;
+std::unique_ptr<Schedule> make_schedule(const ScheduleConfig& c) {
+  const float base = c.linear_scaling ? linear_scaled_lr(c.base_lr, c.global_batch, c.base_batch) : c.base_lr;
   std::unique_ptr<Schedule> s;
   if (c.name == "constant") {
     s = std::make_unique<ConstantSchedule>(base);

@@ -8,6 +8,7 @@
 
 #include "ps/ps_protocol.h"
 #include "ps/slice_io.h"
+#include "trib/update/all_finite.h"
 
 namespace trib::ps {
 
@@ -27,7 +28,7 @@ PsUpdate::PsUpdate(PsUpdateOptions options) : o_(std::move(options)) {
   if (o_.mode == Mode::averaging) {
     std::vector<std::string> names;
     for (const auto& v : o_.variables) names.push_back(v.name);
-    local_ = std::make_unique<train::LocalUpdate>(train::LocalUpdateOptions{names, o_.optimizer, o_.schedule});
+    local_ = std::make_unique<update::LocalUpdate>(update::LocalUpdateOptions{names, o_.optimizer, o_.schedule});
   }
 }
 
@@ -59,7 +60,7 @@ Tensor PsUpdate::pack_values(int ps, const VariableStore& vars) const {
   return flat;
 }
 
-net::Message PsUpdate::pack_gradients(int ps, std::int64_t step, const std::vector<train::GradTensor>& grads) const {
+net::Message PsUpdate::pack_gradients(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const {
   // Dense slices first, in slice order; then the rows of sparse (embedding) slices with their
   // ids in the body, so an embedding gradient travels as rows and indices.
   const bool densify = o_.mode == Mode::sync;  // sync averages whole buffers
@@ -69,7 +70,7 @@ net::Message PsUpdate::pack_gradients(int ps, std::int64_t step, const std::vect
   for (std::size_t i = 0; i < slices_[ps].size(); ++i) {
     const Slice& s = slices_[ps][i];
     const VariableInfo& v = variable_info(o_.variables, s.variable);
-    const train::GradTensor& g = grads[index_of(o_.variables, s.variable)];
+    const update::GradTensor& g = grads[index_of(o_.variables, s.variable)];
     const std::int64_t re = v.row_elements();
     if (!g.sparse()) {
       dense_parts.emplace_back(g.values.data<float>() + s.row_begin * re, s.elements);
@@ -172,8 +173,8 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
   return pull_all(-1, vars);
 }
 
-bool PsUpdate::apply(std::int64_t step, std::vector<train::GradTensor>& grads, VariableStore& vars) {
-  if (!train::all_finite(grads)) return false;  // never send NaN to the servers
+bool PsUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars) {
+  if (!update::all_finite(grads)) return false;  // never send NaN to the servers
   if (o_.mode == Mode::averaging) {
     local_->apply(step, grads, vars);
     if ((step + 1) % o_.period != 0) return true;

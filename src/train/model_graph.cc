@@ -58,7 +58,7 @@ std::vector<nn::Parameter> ModelGraph::trainable_parameters() const {
 }
 
 StepResult ModelGraph::run(const Tensor& features, const Tensor& labels, VariableStore& vars,
-                           std::uint64_t step, const std::function<void(std::size_t, const GradTensor&)>& on_grad_ready) {
+                           std::uint64_t step, const std::function<void(std::size_t, const update::GradTensor&)>& on_grad_ready) {
   RunOptions opts;
   opts.training = training_;
   opts.step = step;
@@ -69,7 +69,7 @@ StepResult ModelGraph::run(const Tensor& features, const Tensor& labels, Variabl
     for (std::size_t i = 0; i < grad_fetch_.size(); ++i)
       if (!grad_sparse_[i]) dense_of_fetch[grad_fetch_[i]] = i;
     opts.on_fetch_ready = [&, dense_of_fetch](std::size_t f, const Tensor& t) {
-      if (dense_of_fetch[f] != SIZE_MAX) on_grad_ready(dense_of_fetch[f], GradTensor{t, {}});
+      if (dense_of_fetch[f] != SIZE_MAX) on_grad_ready(dense_of_fetch[f], update::GradTensor{t, {}});
     };
   }
   std::vector<Feed> feeds{{features_, features}, {labels_, labels}};
@@ -80,7 +80,7 @@ StepResult ModelGraph::run(const Tensor& features, const Tensor& labels, Variabl
   r.logits = out[1];
   for (std::size_t i = 0; i < grad_fetch_.size(); ++i) {
     std::size_t f = grad_fetch_[i];
-    GradTensor g{out[f], grad_sparse_[i] ? out[f + 1] : Tensor()};
+    update::GradTensor g{out[f], grad_sparse_[i] ? out[f + 1] : Tensor()};
     if (on_grad_ready && g.sparse()) on_grad_ready(i, g);
     r.grads.push_back(std::move(g));
   }

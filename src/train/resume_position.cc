@@ -30,12 +30,12 @@ std::optional<data::DataPosition> for_this_worker(const std::string& saved, cons
 }  // namespace
 
 std::optional<data::DataPosition> resume_data_position(const Distribution& dist, bool resume,
-                                                       const ValidCheckpoint* resumed, std::FILE* log,
+                                                       const Checkpoint* resumed, std::FILE* log,
                                                        std::chrono::milliseconds timeout) {
   if (!resume) return std::nullopt;
   const bool shared = dist.workers > 1 && dist.publish && dist.lookup;
   if (dist.chief()) {
-    const nlohmann::json& position = resumed ? resumed->checkpoint.manifest().data_position : nlohmann::json();
+    const nlohmann::json& position = resumed ? resumed->manifest().data_position : nlohmann::json();
     const std::string saved = position.is_null() ? "" : position.dump();
     if (shared) dist.publish(kKey, saved);
     return for_this_worker(saved, dist, log);

@@ -10,7 +10,7 @@
 
 #include "trib/checkpoint/checkpoint.h"
 #include "trib/data/data_position.h"
-#include "trib/train/trainer.h"
+#include "trib/train/distribution.h"
 
 namespace trib::train {
 
@@ -20,7 +20,7 @@ namespace trib::train {
 // another number of workers (said on `log`). Non-chief workers wait up to `timeout` for the
 // chief's word (Timeout naming it).
 std::optional<data::DataPosition> resume_data_position(const Distribution& dist, bool resume,
-                                                       const ValidCheckpoint* resumed, std::FILE* log,
+                                                       const Checkpoint* resumed, std::FILE* log,
                                                        std::chrono::milliseconds timeout = std::chrono::minutes(2));
 
 }  // namespace trib::train

@@ -8,7 +8,8 @@
 
 #include "trib/checkpoint/checkpoint.h"
 #include "trib/data/pipeline.h"
-#include "trib/train/update_strategy.h"
+#include "trib/nn/layer.h"
+#include "trib/update/update_strategy.h"
 
 namespace trib::train {
 

@@ -11,13 +11,9 @@
 // the global batch, costs bytes in proportion to the rows touched, and keeps lazy
 // optimizers (sparse Adam) behaving as in one process.
 //
-// Typical use (the cluster runtime does this for `strategy: allreduce`):
-//   auto group = std::shared_ptr<Group>(Group::form(...));
-//   auto update = make_allreduce_update(group, trainable_names, job.optimizer, job.schedule,
-//                                       strategy_config, per_worker_batch);
-//   update->broadcast_variables(vars);          // rank 0's initial values everywhere
-//   graph.run(x, y, vars, step, [&](auto i, auto& g) { update->on_gradient_ready(i, g); });
-//   update->apply(step, result.grads, vars);
+// The job's strategy factory (include/trib/strategy/make_strategy.h) builds one for
+// `strategy: allreduce`; the learning-rate schedule it is given is the job's, with the linear
+// scaling rule already applied where the job asks for it (config/derived_settings.h).
 #pragma once
 
 #include <chrono>
@@ -30,9 +26,7 @@
 
 #include "trib/collectives/allreduce.h"
 #include "trib/collectives/group.h"
-#include "trib/optim/optimizer_config.h"
-#include "trib/optim/schedule_config.h"
-#include "trib/train/update_strategy.h"
+#include "trib/update/local_update.h"
 
 namespace trib::collectives {
 
@@ -42,14 +36,14 @@ struct AllreduceUpdateOptions {
   std::shared_ptr<Group> group;
   std::vector<std::string> parameters;  // trainable parameter names, in gradient order
   std::shared_ptr<const Optimizer> optimizer;
-  std::shared_ptr<const Schedule> schedule;  // used as given (see make_allreduce_schedule)
+  std::shared_ptr<const Schedule> schedule;  // used as given
   std::size_t bucket_bytes = std::size_t{4} << 20;  // fusion size
   Compression compression = Compression::none;
   double clip_norm = 0;  // by the global norm of the averaged gradient; 0: off
   int max_consecutive_skips = 10;
 };
 
-class AllreduceUpdate final : public train::UpdateStrategy {
+class AllreduceUpdate final : public update::UpdateStrategy {
  public:
   explicit AllreduceUpdate(AllreduceUpdateOptions options);
   ~AllreduceUpdate() override;
@@ -69,13 +63,14 @@ class AllreduceUpdate final : public train::UpdateStrategy {
 
   // Copies the gradient into its bucket; the bucket's allreduce starts once it is full.
   // Thread-safe (backprop may report from several threads at once).
-  void on_gradient_ready(std::size_t index, const train::GradTensor& grad) override;
+  void on_gradient_ready(std::size_t index, const update::GradTensor& grad) override;
   // Waits for every bucket (reporting any gradient the hook did not), replaces `grads` by
-  // the averages, then: skip on NaN/Inf (the same decision on every worker), clip, update.
-  bool apply(std::int64_t step, std::vector<train::GradTensor>& grads, VariableStore& vars) override;
-  float learning_rate(std::int64_t step) const override { return o_.schedule->lr(step); }
-  std::map<std::string, Tensor> state() const override { return slots_.to_tensors(); }
-  void restore_state(const std::map<std::string, Tensor>& tensors) override;
+  // the averages, then applies them through a LocalUpdate: skip on NaN/Inf (the same
+  // decision on every worker, since every worker holds the same averages), clip, update.
+  bool apply(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars) override;
+  float learning_rate(std::int64_t step) const override { return local_.learning_rate(step); }
+  std::map<std::string, Tensor> state() const override { return local_.state(); }
+  void restore_state(const std::map<std::string, Tensor>& tensors) override { local_.restore_state(tensors); }
 
   const Group& group() const { return *o_.group; }
 
@@ -86,35 +81,7 @@ class AllreduceUpdate final : public train::UpdateStrategy {
   int workers_ = 1;
   std::string final_report_;
   std::unique_ptr<GradientExchange> exchange_;
-  SlotStore slots_;
-  int consecutive_skips_ = 0;
+  update::LocalUpdate local_;  // the update itself, on the averaged gradients
 };
-
-// The strategy's section of a job file:
-//   strategy: {name: allreduce, bucket_mb: 4, compression: none, linear_scaling: true, warmup_steps: 100}
-struct AllreduceStrategyConfig {
-  double bucket_mb = 4;
-  Compression compression = Compression::none;
-  // The linear scaling rule (Goyal et al.): the learning rate is multiplied by the number of
-  // workers, since the global batch is that many times the per-worker batch...
-  bool linear_scaling = true;
-  // ...reached gradually: when the job's schedule has no warm-up of its own, this many steps
-  // ramp the rate from the single-worker rate up to the scaled one.
-  std::int64_t warmup_steps = 100;
-};
-
-// The job's schedule as this strategy runs it: with linear scaling, base_lr * workers (the
-// global batch over the per-worker batch, unless schedule.base_batch says otherwise) and a
-// warm-up from base_lr.
-std::shared_ptr<const Schedule> make_allreduce_schedule(ScheduleConfig schedule, float base_lr, int workers,
-                                                        std::int64_t per_worker_batch,
-                                                        const AllreduceStrategyConfig& config);
-
-std::unique_ptr<AllreduceUpdate> make_allreduce_update(std::shared_ptr<Group> group,
-                                                       std::vector<std::string> parameters,
-                                                       const OptimizerConfig& optimizer,
-                                                       const ScheduleConfig& schedule,
-                                                       const AllreduceStrategyConfig& config,
-                                                       std::int64_t per_worker_batch, double clip_norm = 0);
 
 }  // namespace trib::collectives

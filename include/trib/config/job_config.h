@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "trib/config/stream_config.h"
+#include "trib/config/strategy_config.h"
 #include "trib/nn/layers.h"
 #include "trib/nn/sequential.h"
 #include "trib/optim/optimizer_config.h"
@@ -108,31 +110,27 @@ struct ClusterConfig {
   int join_timeout_s = 60;     // how long roles wait for each other at start
 };
 
-// How workers combine their gradients.
-struct StrategyConfig {
-  std::string name = "local";       // local | ps | allreduce
-  std::string mode = "async";       // ps: sync | async | bounded | averaging
-  std::string placement = "greedy"; // ps: round_robin | greedy | partitioned
-  int staleness = 2;                // ps bounded: steps a worker may run ahead of the slowest
-  int backup_workers = 0;           // ps sync: proceed without the slowest b workers
-  int period = 4;                   // ps averaging: local steps between averages
-  std::int64_t partition_bytes = std::int64_t{1} << 20;  // ps partitioned: split variables above this
-  double bucket_mb = 4.0;           // allreduce: gradient fusion size
-  std::string compression = "none"; // allreduce: none | bf16 | fp16
-};
-
 struct JobConfig {
   std::string name = "job";
   std::string source_file;
   ModelConfig model;
   DataConfig data;
   OptimizerConfig optimizer;
+  // schedule.base_lr is the file's optimizer.lr: optimizers take their rate from the schedule
+  // at every step. schedule.linear_scaling defaults to off, except under strategy allreduce
+  // with several workers, where it, a 100-step warm-up and a warm-up from the single-worker
+  // rate are the strategy's defaults for whichever of those keys the file leaves out
+  // (config/derived_settings.h).
   ScheduleConfig schedule;
   TrainingConfig training;
   ThreadsConfig threads;
   ClusterConfig cluster;
   StrategyConfig strategy;
   std::string resolved_yaml;  // the configuration after overrides, for config.yaml
+  // The dotted keys the file (after overrides) sets, e.g. "schedule.linear_scaling": a
+  // derived default applies only where the job left the key out.
+  std::set<std::string> given;
+  bool has(const std::string& dotted_key) const { return given.count(dotted_key) > 0; }
 };
 
 // Reads and validates a job file, applying "key.path=value" overrides first. Throws

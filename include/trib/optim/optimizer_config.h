@@ -13,9 +13,8 @@ namespace trib {
 struct OptimizerConfig {
   // One of optimizer_names(). "sgd" with momentum > 0 is the momentum optimizer, as in PyTorch.
   std::string name = "sgd";
-  // The base learning rate. Optimizers take the rate per call; this is what make_schedule
-  // starts from.
-  float lr = 0.01f;
+  // No learning rate here: optimizers take the rate per call, from the schedule
+  // (ScheduleConfig::base_lr, which a job file sets as optimizer.lr).
   // Unset fields take the chosen optimizer's own default (momentum 0.9 for "momentum", 0 for
   // "rmsprop"; eps 1e-10 for Adagrad, 1e-8 otherwise; weight decay 0.01 for AdamW, 0 otherwise).
   std::optional<float> momentum = std::nullopt;

@@ -13,6 +13,7 @@ namespace trib {
 struct ScheduleConfig {
   // One of schedule_names().
   std::string name = "constant";
+  float base_lr = 0.01f;         // the rate at step 0, before warm-up and linear scaling
   std::int64_t step_size = 1;    // "step": multiply by gamma every step_size steps
   float gamma = 0.1f;            // "step", "exponential"
   std::int64_t decay_steps = 1;  // "exponential": gamma per decay_steps steps
@@ -21,7 +22,8 @@ struct ScheduleConfig {
   // Linear warm-up before the schedule (0: none).
   std::int64_t warmup_steps = 0;
   float warmup_start_factor = 0.0f;
-  // The linear scaling rule: when set, the base rate becomes base_lr * global_batch / base_batch.
+  // The linear scaling rule: when set, the base rate becomes base_lr * global_batch / base_batch
+  // (both must then be positive; a job fills them in: batch x workers and batch).
   bool linear_scaling = false;
   std::int64_t global_batch = 0;
   std::int64_t base_batch = 0;
@@ -32,6 +34,6 @@ std::vector<std::string> schedule_names();
 
 // Throws InvalidArgument naming an unknown schedule and listing the valid names, or naming an
 // option out of its range.
-std::unique_ptr<Schedule> make_schedule(const ScheduleConfig& config, float base_lr);
+std::unique_ptr<Schedule> make_schedule(const ScheduleConfig& config);
 
 }  // namespace trib

@@ -13,7 +13,7 @@
 #include "trib/net/transport.h"
 #include "trib/ps/placement.h"
 #include "trib/ps/ps_server.h"
-#include "trib/train/update_strategy.h"
+#include "trib/update/local_update.h"
 
 namespace trib::ps {
 
@@ -30,10 +30,10 @@ struct PsUpdateOptions {
   std::chrono::milliseconds wait_timeout{600000};  // longest wait for a slow peer
 };
 
-class PsUpdate final : public train::UpdateStrategy {
+class PsUpdate final : public update::UpdateStrategy {
  public:
   explicit PsUpdate(PsUpdateOptions options);
-  bool apply(std::int64_t step, std::vector<train::GradTensor>& grads, VariableStore& vars) override;
+  bool apply(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars) override;
   float learning_rate(std::int64_t step) const override { return o_.schedule->lr(step); }
   std::int64_t start(VariableStore& vars, const Checkpoint* checkpoint) override;
   void save(CheckpointWriter& writer, const VariableStore& vars) override;
@@ -42,7 +42,7 @@ class PsUpdate final : public train::UpdateStrategy {
 
  private:
   Tensor pack_values(int ps, const VariableStore& vars) const;
-  net::Message pack_gradients(int ps, std::int64_t step, const std::vector<train::GradTensor>& grads) const;
+  net::Message pack_gradients(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const;
   // Pulls every server's values for `step` (-1: whatever they hold), waiting while a server
   // says the mode does not allow it yet. Returns the servers' start step.
   std::int64_t pull_all(std::int64_t step, VariableStore& vars);
@@ -54,7 +54,7 @@ class PsUpdate final : public train::UpdateStrategy {
   // Pushed gradients and values are packed into memory from here: a fresh buffer per step
   // would fault in every page again (3,200 faults a step for the CNN's 13 MB).
   std::shared_ptr<PoolAllocator> pool_ = std::make_shared<PoolAllocator>();
-  std::unique_ptr<train::LocalUpdate> local_;  // averaging mode
+  std::unique_ptr<update::LocalUpdate> local_;  // averaging mode
   std::string report_;
 };
 

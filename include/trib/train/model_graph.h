@@ -11,6 +11,7 @@
 
 #include "trib/engine/executor.h"
 #include "trib/nn/layer.h"
+#include "trib/update/grad_tensor.h"
 
 namespace trib::train {
 
@@ -21,19 +22,12 @@ struct ModelSpec {
   std::uint64_t seed = 0;            // initial values and dropout masks
 };
 
-// A dense gradient, or sparse rows with their row indices (embedding tables).
-struct GradTensor {
-  Tensor values;
-  Tensor indices;  // undefined when dense
-  bool sparse() const { return indices.defined(); }
-};
-
 struct StepResult {
   double loss = 0;            // mean over the batch, including the L2 penalty
   std::int64_t correct = 0;   // examples whose argmax equals the label
   // [N, classes], computed before this step's update: a stream trainer's prequential scores.
   Tensor logits;
-  std::vector<GradTensor> grads;  // one per trainable parameter, in parameters() order
+  std::vector<update::GradTensor> grads;  // one per trainable parameter, in parameters() order
 };
 
 class ModelGraph {
@@ -52,7 +46,7 @@ class ModelGraph {
   // (for communication overlap).
   StepResult run(const Tensor& features, const Tensor& labels, VariableStore& vars,
                  std::uint64_t step = 0,
-                 const std::function<void(std::size_t, const GradTensor&)>& on_grad_ready = {});
+                 const std::function<void(std::size_t, const update::GradTensor&)>& on_grad_ready = {});
 
   // Folds this step's batch statistics into the running ones (batch norm); training only.
   void apply_state_updates(VariableStore& vars) const;

@@ -1,5 +1,6 @@
-// The training loop: batches from the data pipeline, gradients from the model graph, updates
-// from an UpdateStrategy, evaluations, metrics, checkpoints and resuming.
+// Training a job whose data are files (idx, csv): the one training loop (training_loop.h) over
+// the job's dataset (dataset_batch_source.h), with evaluations on its test split. Stream jobs
+// (data.format: kafka) take the same options to trib::train_stream::train.
 #pragma once
 
 #include <cstdio>
@@ -11,26 +12,9 @@
 
 #include "trib/config/job_config.h"
 #include "trib/train/progress.h"
-#include "trib/train/update_strategy.h"
+#include "trib/train/distribution.h"
 
 namespace trib::train {
-
-// What a distributed worker adds to a run: its place among the workers, and the strategy
-// that combines gradients. Absent (the default), the run is one local process.
-struct Distribution {
-  int worker_index = 0;
-  int workers = 1;
-  bool chief() const { return worker_index == 0; }
-  // Builds the update strategy for the model's trainable parameter names, with the
-  // optimizer and schedule the job describes.
-  std::function<std::unique_ptr<UpdateStrategy>(const std::vector<std::string>& trainable,
-                                                std::shared_ptr<const Optimizer>, std::shared_ptr<const Schedule>)>
-      make_update;
-  // Stream jobs with several workers: the coordinator's key-value store. Workers hand their
-  // Kafka offsets to the chief through it at every checkpoint (see src/train/stream_sync.h).
-  std::function<void(const std::string& key, const std::string& value)> publish;
-  std::function<std::optional<std::string>(const std::string& key)> lookup;
-};
 
 struct TrainerOptions {
   config::JobConfig job;
@@ -46,6 +30,7 @@ struct TrainerOptions {
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data
 // files, model shapes, the checkpoint to resume) before the run directory is touched.
+// InvalidArgument for a stream job.
 RunSummary train(const TrainerOptions& options);
 
 // Throws NotFound (as `train` with resume would) when `run_dir` holds no valid checkpoint.

@@ -12,6 +12,8 @@
 #include "trib/nn/sequential.h"
 #include "trib/optim/adam.h"
 #include "trib/optim/schedule.h"
+#include "trib/train/model_graph.h"
+#include "trib/update/local_update.h"
 #include "trib/optim/sgd.h"
 #include "unit/collectives/thread_ranks.h"
 
@@ -63,7 +65,7 @@ VariableStore train_single(const Data& data, int n, std::int64_t b, int steps, s
   train::ModelGraph graph(spec, n * b, true, engine);
   VariableStore vars;
   train::initialize_parameters(graph.parameters(), spec.seed, vars);
-  train::LocalUpdate update({trainable_names(graph), opt, std::make_shared<ConstantSchedule>(0.05f)});
+  update::LocalUpdate update({trainable_names(graph), opt, std::make_shared<ConstantSchedule>(0.05f)});
   for (int s = 0; s < steps; ++s) {
     auto [x, y] = data.rows(s * n * b, n * b);
     train::StepResult r = graph.run(x, y, vars, static_cast<std::uint64_t>(s));
@@ -93,7 +95,7 @@ std::vector<VariableStore> train_allreduce(const Data& data, int n, std::int64_t
     for (int s = 0; s < steps; ++s) {
       auto [x, y] = data.rows(s * n * b + r * b, b);
       train::StepResult res = graph.run(x, y, vars, static_cast<std::uint64_t>(s),
-                                        [&](std::size_t i, const train::GradTensor& gt) { update.on_gradient_ready(i, gt); });
+                                        [&](std::size_t i, const update::GradTensor& gt) { update.on_gradient_ready(i, gt); });
       ASSERT_TRUE(update.apply(s, res.grads, vars));
     }
   }, std::chrono::seconds(60));
@@ -171,7 +173,7 @@ TEST(AllreduceStrategy, SparseGradientsAreGatheredAndAppliedLazily) {
     Tensor rows = Tensor::empty(DType::f32, Shape{k, 3});
     for (std::int64_t i = 0; i < rows.numel(); ++i) rows.data<float>()[i] = static_cast<float>(r + 1) * 0.1f + i;
     Tensor dense = Tensor::full(Shape{4}, static_cast<float>(r));
-    return std::vector<train::GradTensor>{{dense, {}}, {rows, Tensor::from_vector<std::int64_t>(Shape{k}, ids)}};
+    return std::vector<update::GradTensor>{{dense, {}}, {rows, Tensor::from_vector<std::int64_t>(Shape{k}, ids)}};
   };
   auto initial = [] {
     VariableStore v;
@@ -183,7 +185,7 @@ TEST(AllreduceStrategy, SparseGradientsAreGatheredAndAppliedLazily) {
   // One process: the concatenation of every worker's rows, over n; the mean of the dense parts.
   VariableStore single = initial();
   {
-    train::LocalUpdate update({{"w", "emb"}, adam, std::make_shared<ConstantSchedule>(0.1f)});
+    update::LocalUpdate update({{"w", "emb"}, adam, std::make_shared<ConstantSchedule>(0.1f)});
     std::vector<Tensor> rows, ids;
     std::vector<float> mean(4, 0.0f);
     std::vector<float> all_rows;
@@ -195,7 +197,7 @@ TEST(AllreduceStrategy, SparseGradientsAreGatheredAndAppliedLazily) {
       for (int i = 0; i < 4; ++i) mean[static_cast<std::size_t>(i)] += g[0].values.data<float>()[i] / n;
     }
     const auto k = static_cast<std::int64_t>(all_ids.size());
-    std::vector<train::GradTensor> grads{{Tensor::from_vector(Shape{4}, mean), {}},
+    std::vector<update::GradTensor> grads{{Tensor::from_vector(Shape{4}, mean), {}},
                                          {Tensor::from_vector(Shape{k, 3}, all_rows),
                                           Tensor::from_vector(Shape{k}, all_ids)}};
     for (int step = 0; step < 2; ++step) ASSERT_TRUE(update.apply(step, grads, single));
@@ -219,19 +221,6 @@ TEST(AllreduceStrategy, SparseGradientsAreGatheredAndAppliedLazily) {
   for (auto& w : workers) EXPECT_LT(max_difference(single, w), 1e-6);
   // Rows nobody touched kept their value (lazy update), as in one process.
   EXPECT_EQ(workers[0].get("emb").data<float>()[0], 0.5f);
-}
-
-TEST(AllreduceStrategy, ScheduleScalesLinearlyWithAWarmUp) {
-  ScheduleConfig sc;
-  auto s = make_allreduce_schedule(sc, 0.1f, 4, 32, {});
-  EXPECT_FLOAT_EQ(s->lr(0), 0.1f);     // warm-up starts at the single-worker rate...
-  EXPECT_FLOAT_EQ(s->lr(100), 0.4f);   // ...and reaches 4x after 100 steps
-  EXPECT_NEAR(s->lr(50), 0.25f, 1e-6);
-  auto off = make_allreduce_schedule(sc, 0.1f, 4, 32, {.linear_scaling = false});
-  EXPECT_FLOAT_EQ(off->lr(0), 0.1f);
-  EXPECT_FLOAT_EQ(off->lr(500), 0.1f);
-  sc.warmup_steps = 10;  // the job's own warm-up wins
-  EXPECT_FLOAT_EQ(make_allreduce_schedule(sc, 0.1f, 2, 32, {})->lr(10), 0.2f);
 }
 
 TEST(AllreduceStrategy, DifferentModelsAreReportedWithTheVariableAndBothShapes) {
@@ -270,7 +259,7 @@ TEST(AllreduceStrategy, StartGivesEveryWorkerTheChiefsVariablesAndOptimizerState
     if (r == 0) update.restore_state({{"slot/a/m", Tensor::full(Shape{3}, 0.5f)}, {"slot/b/step", Tensor::from_vector<std::int64_t>(Shape{}, {7})}});
     EXPECT_EQ(update.start(v, nullptr), 0);
     for (const auto& [name, t] : update.state()) slots[static_cast<std::size_t>(r)][name] = t.clone();
-    std::vector<train::GradTensor> grads{{Tensor::full(Shape{3}, 1.0f), {}}, {Tensor::full(Shape{2, 2}, 1.0f), {}}};
+    std::vector<update::GradTensor> grads{{Tensor::full(Shape{3}, 1.0f), {}}, {Tensor::full(Shape{2, 2}, 1.0f), {}}};
     ASSERT_TRUE(update.apply(0, grads, v));
     update.finish();
     reports[static_cast<std::size_t>(r)] = update.report();

@@ -52,7 +52,7 @@ struct ThreadCluster {
     Placement p = place(variables(), num_ps, parse_placement(placement), 64 << 10);
     for (int i = 0; i < num_ps; ++i) {
       servers.push_back(std::make_unique<PsServer>(PsServerOptions{
-          i, workers, mode, staleness, 0, variables(), p, make_optimizer({.name = "sgd", .lr = 0.1f})}));
+          i, workers, mode, staleness, 0, variables(), p, make_optimizer({.name = "sgd"})}));
       PsServer* s = servers.back().get();
       listeners.push_back(transport("ps", i)->listen(
           "ps" + std::to_string(i) + ":1", {[s](net::Message m, const net::PeerIdentity& f) { return s->handle(std::move(m), f); }}));
@@ -69,8 +69,7 @@ struct ThreadCluster {
     std::vector<std::shared_ptr<net::Connection>> conns;
     for (std::size_t p = 0; p < servers.size(); ++p) conns.push_back(t->connect("ps" + std::to_string(p) + ":1"));
     Placement placement = placement_;
-    o.distribution.make_update = [=](const std::vector<std::string>&, std::shared_ptr<const Optimizer> opt,
-                                     std::shared_ptr<const Schedule> schedule) {
+    o.distribution.make_update = [=](const train::UpdateInputs& in) {
       PsUpdateOptions po;
       po.worker_index = index;
       po.workers = workers;
@@ -78,8 +77,8 @@ struct ThreadCluster {
       po.variables = variables();
       po.placement = placement;
       po.servers = conns;
-      po.optimizer = opt;
-      po.schedule = schedule;
+      po.optimizer = in.optimizer;
+      po.schedule = in.schedule;
       return std::make_unique<PsUpdate>(po);
     };
     return o;

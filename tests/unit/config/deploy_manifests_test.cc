@@ -102,7 +102,7 @@ TEST(DeployManifests, TheJobInTheConfigMapParsesAndMatchesTheReplicas) {
   ASSERT_TRUE(cm);
   JobConfig job = parse_job_config(cm["data"]["job.yaml"].as<std::string>(), "deploy/k8s/job-configmap.yaml");
   ASSERT_TRUE(job.cluster.enabled);
-  EXPECT_EQ(job.strategy.name, "ps");
+  EXPECT_EQ(job.strategy.name, StrategyName::ps);
   EXPECT_EQ(job.cluster.ps, m["StatefulSet/ps"]["spec"]["replicas"].as<int>());
   EXPECT_EQ(job.cluster.workers, m["StatefulSet/worker"]["spec"]["replicas"].as<int>());
   // The coordinator reads the job where the ConfigMap is mounted.

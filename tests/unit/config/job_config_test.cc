@@ -40,7 +40,7 @@ TEST(JobConfig, ParsesEverySection) {
   EXPECT_EQ(j.model.layers[1].dense.units, 8);
   EXPECT_EQ(j.model.layers[1].dense.activation, nn::Activation::relu);
   EXPECT_EQ(j.optimizer.name, "adam");
-  EXPECT_FLOAT_EQ(j.optimizer.lr, 0.01f);
+  EXPECT_FLOAT_EQ(j.schedule.base_lr, 0.01f) << "optimizer.lr is the schedule's base rate";
   EXPECT_EQ(j.training.batch, 16);
   EXPECT_EQ(j.data.num_classes, 3) << "defaults to model.classes";
 }

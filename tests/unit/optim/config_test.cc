@@ -34,9 +34,9 @@ TEST(MakeOptimizer, RejectsOutOfRangeHyperparameters) {
 
 TEST(MakeSchedule, WarmUpThenCosineWithLinearScaling) {
   // Base 0.1 scaled by 1024 / 256 = 0.4; 4 warm-up steps from 0; cosine over 10 steps to 0.04.
-  ScheduleConfig c{.name = "cosine", .total_steps = 10, .min_lr = 0.04f, .warmup_steps = 4,
+  ScheduleConfig c{.name = "cosine", .base_lr = 0.1f, .total_steps = 10, .min_lr = 0.04f, .warmup_steps = 4,
                    .linear_scaling = true, .global_batch = 1024, .base_batch = 256};
-  auto s = make_schedule(c, 0.1f);
+  auto s = make_schedule(c);
   EXPECT_FLOAT_EQ(s->lr(0), 0.0f);
   EXPECT_FLOAT_EQ(s->lr(2), 0.2f);
   EXPECT_FLOAT_EQ(s->lr(4), 0.4f);
@@ -47,7 +47,7 @@ TEST(MakeSchedule, WarmUpThenCosineWithLinearScaling) {
 
 TEST(MakeSchedule, UnknownNameListsTheValidOnes) {
   try {
-    make_schedule(ScheduleConfig{.name = "poly"}, 0.1f);
+    make_schedule(ScheduleConfig{.name = "poly"});
     FAIL() << "poly accepted";
   } catch (const InvalidArgument& e) {
     EXPECT_STREQ(e.what(),
@@ -56,7 +56,7 @@ TEST(MakeSchedule, UnknownNameListsTheValidOnes) {
 }
 
 TEST(MakeSchedule, LinearScalingNeedsBothBatchSizes) {
-  EXPECT_THROW(make_schedule(ScheduleConfig{.linear_scaling = true, .global_batch = 64}, 0.1f), InvalidArgument);
+  EXPECT_THROW(make_schedule(ScheduleConfig{.linear_scaling = true, .global_batch = 64}), InvalidArgument);
 }
 
 }  // namespace

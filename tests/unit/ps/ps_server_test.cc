@@ -17,7 +17,7 @@ struct Server {
   explicit Server(Mode mode, int staleness = 1)
       : server(PsServerOptions{0, 2, mode, staleness, 0, {{"w", Shape{4}}},
                                place({{"w", Shape{4}}}, 1, PlacementStrategy::greedy, 1 << 20),
-                               make_optimizer({.name = "sgd", .lr = 1.0f})}) {
+                               make_optimizer({.name = "sgd"})}) {
     call(proto::kInit, 0, json{{"step", 0}}, Tensor::zeros(DType::f32, Shape{4}));
   }
   net::Message call(std::uint32_t method, int worker, const json& body, Tensor t = {}) {

@@ -1,4 +1,4 @@
-#include "train/stream_sync.h"
+#include "train_stream/stream_sync.h"
 
 #include <thread>
 
@@ -7,15 +7,15 @@
 #include "train/training_state.h"
 #include "trib/core/error.h"
 
-namespace trib::train {
+namespace trib::train_stream {
 
 namespace {
 
 // Store values are text: a position travels in its manifest form (training_state.h), whose
 // reader validates it.
-std::string encode(const data::DataPosition& p) { return data_position_to_json(p).dump(); }
+std::string encode(const data::DataPosition& p) { return train::data_position_to_json(p).dump(); }
 
-data::DataPosition decode(const std::string& text) { return data_position_from_json(nlohmann::json::parse(text)); }
+data::DataPosition decode(const std::string& text) { return train::data_position_from_json(nlohmann::json::parse(text)); }
 
 // Partitions are disjoint at a barrier. At the end they may not be: a worker that stopped
 // left the group, and its partitions moved (with a hand-over commit at its final offset) to
@@ -37,7 +37,7 @@ data::DataPosition kafka_fields(const data::DataPosition& position) {
   return out;
 }
 
-StreamSync::StreamSync(const Distribution& dist, std::chrono::milliseconds timeout) : dist_(dist), timeout_(timeout) {
+StreamSync::StreamSync(const train::Distribution& dist, std::chrono::milliseconds timeout) : dist_(dist), timeout_(timeout) {
   TRIB_CHECK(dist.workers == 1 || (dist.publish && dist.lookup), InvalidArgument,
              "a stream job with {} workers needs the coordinator's store to agree on offsets", dist.workers);
 }
@@ -131,4 +131,4 @@ data::DataPosition StreamSync::gather_final(const data::DataPosition& own) {
   return merged;
 }
 
-}  // namespace trib::train
+}  // namespace trib::train_stream

@@ -1,21 +1,20 @@
-// What a trainer does with a step's gradients. Locally: clip, then the optimizer. The
-// distributed strategies (parameter servers, allreduce) implement the same interface, so
-// the training loop is the same for all of them.
+// What a trainer does with a step's gradients. Locally: clip, then the optimizer
+// (local_update.h). The distributed strategies (parameter servers, allreduce) implement the
+// same interface, so the training loop is the same for all of them. This library sits below
+// both the trainer and the strategies: it knows gradients, variables, optimizers and
+// checkpoints, and nothing of graphs, networks or data.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "trib/checkpoint/checkpoint.h"
 #include "trib/engine/executor.h"
-#include "trib/optim/optimizer.h"
-#include "trib/optim/schedule.h"
-#include "trib/train/model_graph.h"
+#include "trib/update/grad_tensor.h"
 
-namespace trib::train {
+namespace trib::update {
 
 class UpdateStrategy {
  public:
@@ -44,31 +43,4 @@ class UpdateStrategy {
   virtual void restore_state(const std::map<std::string, Tensor>& /*tensors*/) {}
 };
 
-struct LocalUpdateOptions {
-  std::vector<std::string> parameters;  // trainable parameter names, in gradient order
-  std::shared_ptr<const Optimizer> optimizer;
-  std::shared_ptr<const Schedule> schedule;
-  double clip_norm = 0;  // 0: no clipping
-  // Abort after this many consecutive skipped (non-finite) steps.
-  int max_consecutive_skips = 10;
-};
-
-// Clipping and the optimizer, on this process.
-class LocalUpdate final : public UpdateStrategy {
- public:
-  explicit LocalUpdate(LocalUpdateOptions options);
-  bool apply(std::int64_t step, std::vector<GradTensor>& grads, VariableStore& vars) override;
-  float learning_rate(std::int64_t step) const override { return o_.schedule->lr(step); }
-  std::map<std::string, Tensor> state() const override { return slots_.to_tensors(); }
-  void restore_state(const std::map<std::string, Tensor>& tensors) override;
-
- private:
-  LocalUpdateOptions o_;
-  SlotStore slots_;
-  int consecutive_skips_ = 0;
-};
-
-// Whether every element of every gradient is finite.
-bool all_finite(const std::vector<GradTensor>& grads);
-
-}  // namespace trib::train
+}  // namespace trib::update

@@ -23,9 +23,9 @@
 #include <string>
 
 #include "trib/data/data_position.h"
-#include "trib/train/trainer.h"
+#include "trib/train/distribution.h"
 
-namespace trib::train {
+namespace trib::train_stream {
 
 struct StreamStart {
   std::string run_id;
@@ -35,7 +35,7 @@ struct StreamStart {
 class StreamSync {
  public:
   // One worker: every call is immediate (nothing to agree on).
-  explicit StreamSync(const Distribution& dist, std::chrono::milliseconds timeout = std::chrono::minutes(10));
+  explicit StreamSync(const train::Distribution& dist, std::chrono::milliseconds timeout = std::chrono::minutes(10));
 
   // Chief: publishes `start` and returns it; others: wait for the chief's.
   StreamStart start(const StreamStart& chief_start);
@@ -68,11 +68,11 @@ class StreamSync {
  private:
   std::string wait_any(const std::vector<std::string>& keys, std::string* which);
 
-  const Distribution& dist_;
+  const train::Distribution& dist_;
   std::chrono::milliseconds timeout_;
 };
 
 // The Kafka fields of a position (a shuffle buffer's own fields cannot be merged).
 data::DataPosition kafka_fields(const data::DataPosition& position);
 
-}  // namespace trib::train
+}  // namespace trib::train_stream

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <limits>
 
-#include "trib/train/update_strategy.h"
+#include "trib/update/all_finite.h"
 
-namespace trib::train {
+namespace trib::update {
 namespace {
 
 GradTensor dense(std::vector<float> values) {
@@ -38,4 +38,4 @@ TEST(AllFinite, AcceptsEveryFiniteValue) {
 }
 
 }  // namespace
-}  // namespace trib::train
+}  // namespace trib::update

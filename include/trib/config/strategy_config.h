@@ -1,0 +1,38 @@
+// How workers combine their gradients (the job's `strategy:` section). Names are parsed into
+// enums once, here, so that every later decision is a switch over a type, not a string
+// comparison; the strategy factory (include/trib/strategy/make_strategy.h) maps them onto the
+// ps and collectives libraries' own types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace trib::config {
+
+enum class StrategyName { local, ps, allreduce };
+// ps: sync (every worker's gradient each round), async, bounded (staleness), averaging
+// (local steps, then parameters averaged every `period`).
+enum class PsMode { sync, async, bounded, averaging };
+enum class PsPlacement { round_robin, greedy, partitioned };
+// allreduce: the gradients' form on the wire.
+enum class Compression { none, bf16, fp16 };
+
+std::string_view to_string(StrategyName v);
+std::string_view to_string(PsMode v);
+std::string_view to_string(PsPlacement v);
+std::string_view to_string(Compression v);
+
+struct StrategyConfig {
+  StrategyName name = StrategyName::local;  // local | ps | allreduce
+  PsMode mode = PsMode::async;              // ps: sync | async | bounded | averaging
+  PsPlacement placement = PsPlacement::greedy;  // ps: round_robin | greedy | partitioned
+  int staleness = 2;                // ps bounded: steps a worker may run ahead of the slowest
+  int backup_workers = 0;           // ps sync: proceed without the slowest b workers
+  int period = 4;                   // ps averaging: local steps between averages
+  std::int64_t partition_bytes = std::int64_t{1} << 20;  // ps partitioned: split variables above this
+  double bucket_mb = 4.0;           // allreduce: gradient fusion size
+  Compression compression = Compression::none;  // allreduce: none | bf16 | fp16
+};
+
+}  // namespace trib::config

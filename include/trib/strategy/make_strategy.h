@@ -1,0 +1,40 @@
+// The one place that builds a job's update strategy (strategy.name: local, ps, allreduce)
+// and the parameter-server side of it. The cluster runtime gathers the connections (servers,
+// an allreduce group) and calls this; nothing else constructs a strategy from a job.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "trib/collectives/group.h"
+#include "trib/config/job_config.h"
+#include "trib/net/transport.h"
+#include "trib/ps/placement.h"
+#include "trib/ps/ps_server.h"
+#include "trib/train/distribution.h"
+#include "trib/update/update_strategy.h"
+
+namespace trib::strategy {
+
+// What the cluster runtime gathered for one worker.
+struct WorkerLinks {
+  int worker_index = 0;
+  int workers = 1;
+  std::vector<std::shared_ptr<net::Connection>> servers;  // ps: one per server, by index
+  std::shared_ptr<collectives::Group> group;              // allreduce: every worker's group
+};
+
+// The strategy inputs.job.strategy names, over `links`: local (clip and optimizer here), ps
+// (PsUpdate over links.servers), allreduce (AllreduceUpdate over links.group). Throws
+// InvalidArgument when the links do not fit the strategy.
+std::unique_ptr<update::UpdateStrategy> make_update_strategy(const train::UpdateInputs& inputs,
+                                                             const WorkerLinks& links);
+
+// The model's trainable variables with their shapes, in gradient order: what servers hold.
+std::vector<ps::VariableInfo> trainable_variables(const config::JobConfig& job);
+// How the job's variables are spread over its cluster.ps servers (strategy.placement).
+ps::Placement make_placement(const config::JobConfig& job, const std::vector<ps::VariableInfo>& variables);
+// Parameter server `index`'s settings for this job.
+ps::PsServerOptions ps_server_options(const config::JobConfig& job, int index, int workers);
+
+}  // namespace trib::strategy

@@ -1,0 +1,50 @@
+// Where a training loop's batches come from: a data pipeline over files
+// (dataset_batch_source.h), a Kafka stream (trib/train_stream), a Python iterator. The loop
+// (training_loop.h) asks for batches, and tells the source which of them it trained on.
+#pragma once
+
+#include <optional>
+
+#include "trib/checkpoint/checkpoint.h"
+#include "trib/data/batch.h"
+#include "trib/data/data_position.h"
+
+namespace trib::train {
+
+// Where a run starts, as the loop tells its source.
+struct SourceStart {
+  bool resume = false;  // the run continues from a checkpoint
+  // That checkpoint on the chief; null on the other workers (they learn the position from
+  // the chief, through Distribution's store) and in a fresh run.
+  const Checkpoint* checkpoint = nullptr;
+};
+
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+
+  // Once, on every worker, before the run directory is touched: reach the data and take the
+  // resume position. Bad input (an unreachable broker, a missing topic) throws here, so a
+  // run that cannot start writes nothing.
+  virtual void start(const SourceStart& /*start*/) {}
+
+  // The next batch to train on, or nullopt once the source has ended (a stream gone idle, an
+  // iterator exhausted); the loop then ends the run. A source over a dataset starts its next
+  // epoch by itself and never ends: training.steps (or epochs) ends the run. A batch has
+  // training.batch rows, or fewer (a stream's last events: drop_last false is fine).
+  virtual std::optional<data::Batch> next() = 0;
+
+  // The update that trained on `batch`, the last one next() gave, is applied. A checkpoint
+  // taken now holds that update, so positions saved in it must count exactly the batches
+  // seen here (a source that reads ahead tracks its applied position from these calls).
+  virtual void applied(const data::Batch& /*batch*/) {}
+  // The step of `batch` was skipped (a non-finite gradient): consumed, not trained on.
+  virtual void skipped(const data::Batch& /*batch*/) {}
+
+  // Where a resumed run continues after the last applied batch, saved as the checkpoint's
+  // data_position by the chief. nullopt: nothing to save (an iterator that cannot be
+  // replayed, or positions that hooks save themselves).
+  virtual std::optional<data::DataPosition> position() const { return std::nullopt; }
+};
+
+}  // namespace trib::train

@@ -1,0 +1,40 @@
+// The batch source of a file job: the training split through the data pipeline, as the job's
+// data section says (shuffled per epoch with training.seed unless data.shuffle is false, this
+// worker's equal shard, batches of training.batch, prefetched). It walks epoch after epoch;
+// the loop ends the run.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+
+#include "trib/config/job_config.h"
+#include "trib/data/dataset.h"
+#include "trib/data/pipeline.h"
+#include "trib/train/batch_source.h"
+#include "trib/train/distribution.h"
+
+namespace trib::train {
+
+class DatasetBatchSource final : public BatchSource {
+ public:
+  // `dist` must outlive the source (the chief hands the resume position to the others
+  // through its store). Throws InvalidArgument when a worker's shard holds less than a batch.
+  DatasetBatchSource(std::shared_ptr<const data::Dataset> dataset, const config::JobConfig& job,
+                     const Distribution& dist, std::FILE* log = stdout);
+
+  // Batches per epoch of this worker's shard (the last partial batch is dropped).
+  std::int64_t steps_per_epoch() const { return steps_per_epoch_; }
+
+  // Seeks to the chief's saved position, moved to this worker's shard (resume_position.h).
+  void start(const SourceStart& start) override;
+  std::optional<data::Batch> next() override;
+  std::optional<data::DataPosition> position() const override { return pipeline_.position(); }
+
+ private:
+  const Distribution& dist_;
+  std::FILE* log_;
+  std::int64_t steps_per_epoch_ = 0;
+  data::Pipeline pipeline_;
+};
+
+}  // namespace trib::train

@@ -1,0 +1,76 @@
+// What a kind of job adds to the one training loop (training_loop.h): evaluations on a test
+// set for file jobs, prequential metrics and agreed Kafka offsets for stream jobs. The loop
+// owns the model, the variables, the update strategy and the run directory; hooks see them
+// through a LoopContext at fixed points of the run.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "trib/config/job_config.h"
+#include "trib/data/batch.h"
+#include "trib/engine/context.h"
+#include "trib/train/batch_source.h"
+#include "trib/train/distribution.h"
+#include "trib/train/model_graph.h"
+#include "trib/train/progress.h"
+#include "trib/train/run_directory.h"
+#include "trib/update/update_strategy.h"
+
+namespace trib::train {
+
+// The loop's state as hooks see it.
+struct LoopContext {
+  const config::JobConfig& job;  // as it runs (config/derived_settings.h)
+  const Distribution& distribution;
+  const ModelSpec& spec;
+  const EngineContext& engine;
+  VariableStore& vars;
+  update::UpdateStrategy& update;
+  BatchSource& source;
+  Progress& progress;
+  RunDirectory* run;  // the chief's; null on the other workers
+  std::int64_t steps_per_epoch = 0;  // 0: the source has no epochs
+  std::int64_t step = 0;             // steps applied so far
+  std::int64_t examples = 0;         // examples in the applied steps of this process's run
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  RunSummary summary;                // the loop fills steps, epochs, wall_s, images_per_s
+
+  bool chief() const { return distribution.chief(); }
+  double epoch() const { return steps_per_epoch > 0 ? double(step) / double(steps_per_epoch) : 0; }
+  double seconds() const;  // since the loop started
+  // Chief only: writes and publishes checkpoint `step` (the strategy's variables and state,
+  // the epoch, the source's position and `sections` as manifest sections), then keeps the
+  // newest training.keep_checkpoints.
+  void write_checkpoint(const std::map<std::string, nlohmann::json>& sections = {});
+};
+
+class TrainingHooks {
+ public:
+  virtual ~TrainingHooks() = default;
+  // Once every worker's variables are in place (fresh, or the checkpoint's), before the first
+  // step.
+  virtual void on_start(LoopContext& /*ctx*/) {}
+  // After each applied step (ctx.step counts it), on every worker: the batch it trained on and
+  // what the step computed. result.logits came from the forward pass before the update: the
+  // batch's prequential scores.
+  virtual void on_step(LoopContext& /*ctx*/, const data::Batch& /*batch*/, const StepResult& /*result*/) {}
+  // Every LoopPlan::report_every steps, and once after the last step unless that step just
+  // reported; on every worker: evaluations, metrics rows.
+  virtual void on_report(LoopContext& /*ctx*/) {}
+  // Every LoopPlan::checkpoint_every steps before the last (`final` false), and once at the
+  // end after the strategy's finish() (`final` true); on every worker. The default has the
+  // chief write the checkpoint. A job whose workers must agree on what it holds (a stream's
+  // offsets) overrides this and calls ctx.write_checkpoint on the chief with its sections.
+  virtual void on_checkpoint(LoopContext& ctx, bool /*final*/) {
+    if (ctx.chief()) ctx.write_checkpoint();
+  }
+  // Once at the end, after the last checkpoint: summaries.
+  virtual void on_end(LoopContext& /*ctx*/) {}
+};
+
+}  // namespace trib::train

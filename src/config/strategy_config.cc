@@ -1,0 +1,56 @@
+#include "trib/config/strategy_config.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "config/config_reader.h"
+#include "config/section_readers.h"
+#include "trib/core/error.h"
+
+namespace trib::config {
+namespace {
+
+// One table per enum: the names a job file may use, in enum order.
+constexpr std::string_view kStrategyNames[] = {"local", "ps", "allreduce"};
+constexpr std::string_view kPsModes[] = {"sync", "async", "bounded", "averaging"};
+constexpr std::string_view kPlacements[] = {"round_robin", "greedy", "partitioned"};
+constexpr std::string_view kCompressions[] = {"none", "bf16", "fp16"};
+
+template <typename E, std::size_t N>
+E parse_enum(ConfigReader& r, const std::string& key, E fallback, const std::string_view (&names)[N]) {
+  if (!r.has(key)) return fallback;
+  const std::string text = r.get<std::string>(key, "");
+  for (std::size_t i = 0; i < N; ++i)
+    if (text == names[i]) return static_cast<E>(i);
+  throw InvalidArgument(fmt::format("config {}: {} '{}' is not supported: expected {}", r.file(), r.where(key), text,
+                                    fmt::join(names, ", ")));
+}
+
+}  // namespace
+
+std::string_view to_string(StrategyName v) { return kStrategyNames[static_cast<int>(v)]; }
+std::string_view to_string(PsMode v) { return kPsModes[static_cast<int>(v)]; }
+std::string_view to_string(PsPlacement v) { return kPlacements[static_cast<int>(v)]; }
+std::string_view to_string(Compression v) { return kCompressions[static_cast<int>(v)]; }
+
+StrategyConfig read_strategy(ConfigReader r) {
+  StrategyConfig s;
+  s.name = parse_enum(r, "name", s.name, kStrategyNames);
+  s.mode = parse_enum(r, "mode", s.mode, kPsModes);
+  s.placement = parse_enum(r, "placement", s.placement, kPlacements);
+  s.staleness = r.get<int>("staleness", s.staleness);
+  s.backup_workers = r.get<int>("backup_workers", s.backup_workers);
+  s.period = r.get<int>("period", s.period);
+  s.partition_bytes = r.get<std::int64_t>("partition_bytes", s.partition_bytes);
+  s.bucket_mb = r.get<double>("bucket_mb", s.bucket_mb);
+  s.compression = parse_enum(r, "compression", s.compression, kCompressions);
+  r.finish();
+  TRIB_CHECK(s.staleness > 0, InvalidArgument, "config {}: strategy.staleness must be at least 1, got {}",
+             r.file(), s.staleness);
+  TRIB_CHECK(s.period > 0 && s.backup_workers >= 0 && s.partition_bytes > 0 && s.bucket_mb > 0, InvalidArgument,
+             "config {}: strategy.period, partition_bytes and bucket_mb must be positive and backup_workers >= 0",
+             r.file());
+  return s;
+}
+
+}  // namespace trib::config

@@ -1,0 +1,141 @@
+#include "trib/train/training_loop.h"
+
+#include <limits>
+#include <map>
+
+#include "train/training_state.h"
+#include "trib/config/derived_settings.h"
+#include "trib/train/evaluator.h"
+#include "trib/optim/optimizer_config.h"
+#include "trib/optim/schedule_config.h"
+#include "trib/update/local_update.h"
+
+namespace trib::train {
+
+namespace {
+
+std::vector<std::string> trainable_names(const ModelGraph& graph) {
+  std::vector<std::string> out;
+  for (const nn::Parameter& p : graph.trainable_parameters()) out.push_back(p.name);
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<update::UpdateStrategy> make_local_update(const UpdateInputs& in) {
+  return std::make_unique<update::LocalUpdate>(
+      update::LocalUpdateOptions{in.trainable, in.optimizer, in.schedule, in.job.training.clip_norm});
+}
+
+double LoopContext::seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+void LoopContext::write_checkpoint(const std::map<std::string, nlohmann::json>& sections) {
+  TRIB_CHECK(run != nullptr, InvalidArgument, "worker {}: only the chief writes checkpoints",
+             distribution.worker_index);
+  CheckpointWriter w(run->checkpoints(), step);
+  update.save(w, vars);
+  if (steps_per_epoch > 0) w.set_epoch(step / steps_per_epoch);
+  if (std::optional<data::DataPosition> p = source.position()) w.set_data_position(data_position_to_json(*p));
+  for (const auto& [name, value] : sections) w.set_section(name, value);
+  w.publish();
+  keep_last(run->checkpoints(), static_cast<std::size_t>(job.training.keep_checkpoints));
+}
+
+RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan, BatchSource& source,
+                             TrainingHooks& hooks) {
+  const Distribution& dist = options.distribution;
+  const bool chief = dist.chief();
+  TRIB_CHECK(plan.total_steps >= 0 && plan.steps_per_epoch >= 0 && plan.report_every > 0 && plan.checkpoint_every > 0,
+             InvalidArgument, "training loop: {} steps, {} per epoch, report every {}, checkpoint every {}",
+             plan.total_steps, plan.steps_per_epoch, plan.report_every, plan.checkpoint_every);
+  const std::int64_t total_steps = plan.total_steps > 0 ? plan.total_steps : std::numeric_limits<std::int64_t>::max();
+  // Every setting as it runs; config.yaml gets exactly this.
+  const config::JobConfig job = config::derive_settings(options.job, {dist.workers, plan.total_steps});
+  const config::TrainingConfig& tc = job.training;
+
+  EngineContext engine(EngineOptions{job.threads.intra, job.threads.inter});
+  ModelSpec spec{config::build_model(job.model), Shape(job.model.input), job.model.classes, tc.seed};
+  ModelGraph graph(spec, tc.batch, true, engine);
+  // Everything that can be wrong with the input is checked before the run directory is touched.
+  std::optional<ValidCheckpoint> resumed;
+  if (chief && options.resume) resumed = find_resume_checkpoint(options.output, options.log);
+  if (chief && !options.resume) RunDirectory::check_new(options.output);
+  source.start({options.resume, resumed ? &resumed->checkpoint : nullptr});
+
+  std::optional<RunDirectory> run;
+  if (chief) {
+    run.emplace(options.output, options.resume);
+    run->write_config(job.resolved_yaml);
+  }
+  Progress progress(options.log, options.interactive, plan.total_steps);
+  if (chief) progress.message(fmt::format("run directory: {}", run->path().string()));
+
+  std::shared_ptr<const Optimizer> optimizer = make_optimizer(job.optimizer);
+  std::shared_ptr<const Schedule> schedule = make_schedule(job.schedule);
+  const UpdateInputs inputs{job, trainable_names(graph), optimizer, schedule};
+  std::unique_ptr<update::UpdateStrategy> update = dist.make_update ? dist.make_update(inputs) : make_local_update(inputs);
+
+  VariableStore vars;
+  initialize_parameters(graph.parameters(), tc.seed, vars);
+  LoopContext ctx{job,     dist, spec, engine, vars, *update, source, progress, run ? &*run : nullptr,
+                  plan.steps_per_epoch, 0, 0, std::chrono::steady_clock::now(), RunSummary{}};
+  ctx.step = update->start(vars, resumed ? &resumed->checkpoint : nullptr);
+  if (resumed)
+    progress.message(fmt::format("resumed from {} at step {}", resumed->checkpoint.dir().string(), ctx.step));
+  hooks.on_start(ctx);
+  ctx.started = std::chrono::steady_clock::now();
+
+  std::int64_t reported = -1;
+  update::UpdateStrategy* u = update.get();
+  // Graphs have a fixed batch size. A source may end with a short batch (a stream's last
+  // events, an iterator's tail): it runs through a graph of its own size, built once.
+  std::map<std::int64_t, std::unique_ptr<ModelGraph>> short_graphs;
+  auto graph_for = [&](std::int64_t rows) -> ModelGraph& {
+    if (rows == tc.batch) return graph;
+    TRIB_CHECK(rows > 0 && rows < tc.batch, ShapeError, "the batch source gave a batch of {} rows; training.batch is {}",
+               rows, tc.batch);
+    std::unique_ptr<ModelGraph>& g = short_graphs[rows];
+    if (!g) g = std::make_unique<ModelGraph>(spec, rows, true, engine);
+    return *g;
+  };
+  while (ctx.step < total_steps) {
+    std::optional<data::Batch> batch = source.next();
+    if (!batch) break;  // the source ended (a stream gone idle)
+    Tensor x = as_model_input(batch->features(), spec.input);
+    StepResult r = graph_for(batch->rows()).run(x, batch->labels(), vars, static_cast<std::uint64_t>(ctx.step),
+                                                [u](std::size_t i, const update::GradTensor& g) { u->on_gradient_ready(i, g); });
+    if (!update->apply(ctx.step, r.grads, vars)) {
+      progress.message(fmt::format("step {}: non-finite gradient, step skipped", ctx.step));
+      source.skipped(*batch);
+      continue;
+    }
+    graph_for(batch->rows()).apply_state_updates(vars);
+    ++ctx.step;
+    ctx.examples += batch->rows();
+    source.applied(*batch);
+    hooks.on_step(ctx, *batch, r);
+    if (options.on_step) options.on_step(ctx.step, r.loss);
+    progress.step(ctx.step, ctx.epoch(), r.loss, batch->rows());
+    if (ctx.step % plan.report_every == 0) {
+      hooks.on_report(ctx);
+      reported = ctx.step;
+    }
+    if (ctx.step % plan.checkpoint_every == 0 && ctx.step < total_steps) hooks.on_checkpoint(ctx, false);
+  }
+  // Done stepping, before the last checkpoint: a parameter server then stops waiting for this
+  // worker, so that a worker with data left can finish its steps.
+  update->finish();
+  if (reported != ctx.step) hooks.on_report(ctx);
+  hooks.on_checkpoint(ctx, true);
+  ctx.summary.wall_s = ctx.seconds();
+  ctx.summary.steps = ctx.step;
+  ctx.summary.epochs = ctx.epoch();
+  ctx.summary.images_per_s = ctx.summary.wall_s > 0 ? double(ctx.examples) / ctx.summary.wall_s : 0;
+  if (std::string report = update->report(); !report.empty()) progress.message(report);
+  hooks.on_end(ctx);
+  return ctx.summary;
+}
+
+}  // namespace trib::train

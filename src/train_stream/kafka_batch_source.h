@@ -1,0 +1,48 @@
+// The batch source of a stream job: events from a KafkaSource, through a shuffle buffer
+// (data.kafka.shuffle_buffer, when data.shuffle is on) and the schema's log1p columns, in
+// batches of training.batch. start() agrees with the other workers on where to begin (the
+// chief's checkpoint, never the group's commits; see stream_sync.h) and waits until every
+// worker owns partitions. next() gives nothing once the stream has been idle for
+// data.kafka.idle_timeout_s.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "train_stream/stream_sync.h"
+#include "trib/config/job_config.h"
+#include "trib/data/pipeline.h"
+#include "trib/stream/kafka_source.h"
+#include "trib/train/batch_source.h"
+
+namespace trib::train_stream {
+
+class KafkaBatchSource final : public train::BatchSource {
+ public:
+  // `job` and `dist` must outlive the source.
+  KafkaBatchSource(const config::JobConfig& job, const train::Distribution& dist);
+
+  void start(const train::SourceStart& start) override;
+  std::optional<data::Batch> next() override { return pipeline_->next(); }
+  // One worker: its whole pipeline position (exact with a shuffle buffer). Several: none here;
+  // the stream hooks save the workers' merged Kafka offsets instead (stream_hooks.h).
+  std::optional<data::DataPosition> position() const override;
+
+  // The Kafka fields of this worker's position: what it hands to the chief at a checkpoint.
+  data::DataPosition kafka_position() const;
+  // The offsets this run restored (empty: none).
+  const data::DataPosition& restored_offsets() const { return start_.offsets; }
+  stream::KafkaSource& kafka() { return *kafka_; }
+  StreamSync& sync() { return sync_; }
+
+ private:
+  const config::JobConfig& job_;
+  const train::Distribution& dist_;
+  StreamSync sync_;
+  StreamStart start_;
+  stream::KafkaSource* kafka_ = nullptr;  // owned by the pipeline
+  std::optional<data::Pipeline> pipeline_;
+};
+
+}  // namespace trib::train_stream

@@ -1,0 +1,49 @@
+// What a stream job adds to the training loop: prequential metrics (each batch scored before
+// it is trained on), the debug record of applied event ids (data.kafka.record_ids), and
+// checkpoints holding the workers' agreed Kafka offsets, committed to the consumer group only
+// once the checkpoint is published (stream_sync.h).
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "train_stream/kafka_batch_source.h"
+#include "trib/stream/prequential_metrics.h"
+#include "trib/train/training_hooks.h"
+
+namespace trib::train_stream {
+
+// Appends "step id id ..." per applied step to <run>/stream_ids/worker-<index>.txt, each line
+// written whole and flushed so that a killed run leaves complete lines.
+class IdRecorder {
+ public:
+  IdRecorder(const std::filesystem::path& run_dir, int worker, bool enabled);
+  void step(std::int64_t step, const data::Batch& batch);
+
+ private:
+  std::ofstream out_;
+};
+
+class StreamHooks final : public train::TrainingHooks {
+ public:
+  StreamHooks(KafkaBatchSource& source, const std::filesystem::path& run_dir, bool record_ids);
+
+  void on_start(train::LoopContext& ctx) override;
+  void on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) override;
+  void on_report(train::LoopContext& ctx) override;
+  void on_checkpoint(train::LoopContext& ctx, bool final) override;
+  void on_end(train::LoopContext& ctx) override;
+
+ private:
+  // Chief: writes a checkpoint holding `offsets`; commits them to Kafka once it is published.
+  void checkpoint_and_commit(train::LoopContext& ctx, const data::DataPosition& offsets);
+
+  KafkaBatchSource& source_;
+  std::filesystem::path run_dir_;
+  bool record_ids_;
+  stream::PrequentialMetrics metrics_;
+  std::optional<IdRecorder> ids_;  // from on_start: the run directory exists by then
+};
+
+}  // namespace trib::train_stream

@@ -1,0 +1,29 @@
+#include "trib/update/update_strategy.h"
+
+namespace trib::update {
+
+std::int64_t UpdateStrategy::start(VariableStore& vars, const Checkpoint* checkpoint) {
+  if (checkpoint == nullptr) return 0;
+  for (const std::string& name : vars.names()) {
+    TRIB_CHECK(checkpoint->contains(name), NotFound, "checkpoint {} has no tensor '{}' that the model needs",
+               checkpoint->dir().string(), name);
+    Tensor& v = vars.get(name);
+    const Tensor& t = checkpoint->tensor(name);
+    TRIB_CHECK(t.dtype() == v.dtype() && t.shape() == v.shape(), ShapeError,
+               "checkpoint {}: tensor '{}' is {} but the model needs {}", checkpoint->dir().string(), name,
+               t.spec_string(), v.spec_string());
+    vars.set(name, t.clone());
+  }
+  restore_state(checkpoint->tensors_with_prefix("slot/"));
+  return checkpoint->step();
+}
+
+void UpdateStrategy::save(CheckpointWriter& writer, const VariableStore& vars) {
+  TensorMap model;
+  for (const std::string& name : vars.names()) model[name] = vars.get(name);
+  writer.add_shard("model", model);
+  TensorMap slots = state();
+  if (!slots.empty()) writer.add_shard("optimizer", slots);
+}
+
+}  // namespace trib::update
