@@ -52,13 +52,21 @@ int run_cli(int argc, char** argv) {
   CLI::App* worker_cmd = app.add_subcommand("worker", "Run a worker of a cluster job");
   NodeArgs node_args;
   CLI::App* node_cmd = app.add_subcommand(
-      "node", "Run one process of an srun/mpirun launch: ranks below --ps are parameter servers, the rest workers");
+      "node",
+      "Run one process of an srun, mpirun, torchrun or Kubernetes indexed Job launch: ranks below --ps are parameter "
+      "servers, the rest workers");
   node_cmd->add_option("--ps", node_args.ps, "how many of the launched processes are parameter servers")
       ->required()
       ->check(CLI::NonNegativeNumber);
+  node_cmd->add_option("--size", node_args.size,
+                       "how many processes the launch has, where the launcher does not say (JOB_COMPLETION_INDEX); "
+                       "-1: the launcher's size, else the job's counts")
+      ->check(CLI::Range(1, 1 << 20));
+  node_cmd->add_option("--join", node_args.role.join, "the coordinator's HOST:PORT (default: $MASTER_ADDR:$MASTER_PORT)");
+  ps_cmd->add_option("--join", ps_args.join, "the coordinator's HOST:PORT")->required();
+  worker_cmd->add_option("--join", worker_args.join, "the coordinator's HOST:PORT")->required();
   for (auto [cmd, a] : {std::pair{ps_cmd, &ps_args}, std::pair{worker_cmd, &worker_args},
                         std::pair{node_cmd, &node_args.role}}) {
-    cmd->add_option("--join", a->join, "the coordinator's HOST:PORT")->required();
     cmd->add_option("--secret-file", a->secret_file, "file holding the cluster secret (hex); default: $TRIB_CLUSTER_SECRET");
     cmd->add_option("--bind", a->bind_host, "address this role's servers bind to (default: the job's cluster.bind_host)");
     cmd->add_option("--timeout", a->timeout_s, "seconds to keep trying to reach the coordinator")
