@@ -17,6 +17,12 @@ std::string ConfigReader::where(const std::string& key) const {
 
 YAML::Node ConfigReader::lookup(const std::string& key) {
   known_.insert(key);
+  if (key_log_ != nullptr) {
+    std::string path = where(key);
+    for (std::size_t open = path.find('['); open != std::string::npos; open = path.find('[', open + 1))
+      path.erase(open + 1, path.find(']', open) - open - 1);
+    key_log_->insert(std::move(path));
+  }
   if (!node_ || !node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
   YAML::Node n = node_[key];
   if (n && n.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
@@ -28,7 +34,9 @@ bool ConfigReader::has(const std::string& key) { return static_cast<bool>(lookup
 ConfigReader ConfigReader::child(const std::string& key) {
   YAML::Node n = lookup(key);
   TRIB_CHECK(!n || n.IsMap(), InvalidArgument, "config {}: {} must be a mapping", file_, where(key));
-  return ConfigReader(n ? n : YAML::Node(YAML::NodeType::Map), file_, where(key));
+  ConfigReader child(n ? n : YAML::Node(YAML::NodeType::Map), file_, where(key));
+  child.key_log_ = key_log_;
+  return child;
 }
 
 std::map<std::string, std::string> ConfigReader::get_text_map(const std::string& key) {
@@ -50,8 +58,10 @@ std::vector<ConfigReader> ConfigReader::list(const std::string& key) {
   std::vector<ConfigReader> out;
   if (!n) return out;
   TRIB_CHECK(n.IsSequence(), InvalidArgument, "config {}: {} must be a list", file_, where(key));
-  for (std::size_t i = 0; i < n.size(); ++i)
+  for (std::size_t i = 0; i < n.size(); ++i) {
     out.emplace_back(n[i], file_, fmt::format("{}[{}]", where(key), i));
+    out.back().key_log_ = key_log_;
+  }
   return out;
 }
 
