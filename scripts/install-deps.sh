@@ -1,27 +1,62 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package Tributary needs to build, test and benchmark.
-# Idempotent: packages already present are skipped, so `make` can call it every time.
+# Installs the Debian 12 packages that a task needs, and only those:
+#   scripts/install-deps.sh [SET...]      SET: build (the default), data, test, bench
+#   scripts/install-deps.sh --list SET... prints the packages, one a line, and installs nothing
+# `make train` takes build and data, `make test` build, data and test, `make bench` build and
+# bench. Idempotent: packages already present are skipped, so `make` can call it every time.
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build clang pkg-config
+# The compiler, CMake and the libraries every target links. (libspdlog-dev: the top-level
+# CMakeLists.txt requires it.) clang is not here: the normal build uses gcc, and .ci/run
+# installs clang-16 for the fuzz target itself.
+build=(
+  build-essential cmake ninja-build pkg-config
   libdnnl-dev librdkafka-dev libssl-dev libyaml-cpp-dev libcli11-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  dataset-fashion-mnist kcat iperf3 iproute2
-  python3 python3-torch openmpi-bin libopenmpi-dev
-  # The benchmark's PyTorch peer at its best: torch only recommends an optimised BLAS, and
-  # without one (--no-install-recommends) it falls back to reference BLAS, 20x slower.
-  libopenblas0-pthread
 )
+# What the examples and the tests train on.
+data=(dataset-fashion-mnist)
+# The tests: GoogleTest, and the programs tests run: kcat (an external Kafka client against
+# the built-in broker), ip (iproute2: hosts in network namespaces), mpirun (a `trib node`
+# launch). Tests that find one absent skip with a line saying so.
+test=(libgtest-dev libgmock-dev kcat iproute2 openmpi-bin)
+# The benchmarks' peers, run beside ours in the same run: PyTorch (engine, PS and allreduce
+# training), Open MPI (allreduce; mpicc builds the peer), iperf3 (PS wire speed), kcat
+# (stream ingest). libopenblas0-pthread: PyTorch at its best; torch only recommends an
+# optimised BLAS, and without one (--no-install-recommends) it falls back to reference
+# BLAS, 20x slower.
+bench=(python3 python3-torch libopenblas0-pthread openmpi-bin libopenmpi-dev iperf3 kcat)
+
+list=0
+if [ "${1:-}" = "--list" ]; then
+  list=1
+  shift
+fi
+[ $# -gt 0 ] || set -- build
+
+packages=()
+for set in "$@"; do
+  case $set in
+    build) packages+=("${build[@]}") ;;
+    data) packages+=("${data[@]}") ;;
+    test) packages+=("${test[@]}") ;;
+    bench) packages+=("${bench[@]}") ;;
+    *) echo "install-deps: unknown set '$set'; expected build, data, test or bench" >&2; exit 2 ;;
+  esac
+done
+if [ $list -eq 1 ]; then
+  printf '%s\n' "${packages[@]}" | awk '!seen[$0]++'
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | awk '!seen[$0]++')
 
-echo "install-deps: installing ${missing[*]}"
+echo "install-deps ($*): installing ${missing[*]}"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive

@@ -1,6 +1,7 @@
 #include "trib/app/cli.h"
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -8,19 +9,35 @@
 
 #include "app/cluster_roles.h"
 #include "app/commands.h"
+#include "app/version.h"
 #include "trib/core/error.h"
 
 namespace trib::app {
+namespace {
+
+// `--set key=value`, repeatable, one value per occurrence: a vector option would otherwise
+// take every word after it, the job file too (`trib eval --set k=v JOB --checkpoint R`).
+void add_overrides(CLI::App* cmd, std::vector<std::string>& overrides) {
+  cmd->add_option("--set", overrides, "override a setting: key.path=value (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE")
+      ->default_str("");  // none: "[]" would read as a value
+}
+
+}  // namespace
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"Tributary: train neural networks on clusters of ordinary machines", "trib"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "trib 0.1");
+  app.set_version_flag("--version", std::function<std::string()>(version_text),
+                       "Print the version, the commit and the versions of oneDNN and librdkafka");
+  // --help shows each option's default; subcommands copy this when they are added.
+  app.option_defaults()->always_capture_default();
 
   TrainArgs train;
   CLI::App* train_cmd = app.add_subcommand("train", "Train the model a job file describes");
   train_cmd->add_option("config", train.config, "job file (YAML)")->required()->check(CLI::ExistingFile);
-  train_cmd->add_option("--set", train.overrides, "override a setting: key.path=value (repeatable)");
+  add_overrides(train_cmd, train.overrides);
   train_cmd->add_option("--output", train.output, "run directory (default runs/<name>-<time>)");
   train_cmd->add_option("--resume", train.resume, "continue the run in this directory from its newest checkpoint");
 
@@ -28,25 +45,33 @@ int run_cli(int argc, char** argv) {
   CLI::App* eval_cmd = app.add_subcommand("eval", "Evaluate a checkpoint on the job's test data");
   eval_cmd->add_option("config", eval.config, "job file (YAML)")->required()->check(CLI::ExistingFile);
   eval_cmd->add_option("--checkpoint", eval.checkpoint, "ckpt-<step> directory or run directory")->required();
-  eval_cmd->add_option("--set", eval.overrides, "override a setting: key.path=value (repeatable)");
+  add_overrides(eval_cmd, eval.overrides);
 
   RoleArgs ps_args, worker_args;
   CLI::App* ps_cmd = app.add_subcommand("ps", "Run a parameter server of a cluster job");
   CLI::App* worker_cmd = app.add_subcommand("worker", "Run a worker of a cluster job");
   NodeArgs node_args;
   CLI::App* node_cmd = app.add_subcommand(
-      "node", "Run one process of an srun/mpirun launch: ranks below --ps are parameter servers, the rest workers");
+      "node",
+      "Run one process of an srun, mpirun, torchrun or Kubernetes indexed Job launch: ranks below --ps are parameter "
+      "servers, the rest workers");
   node_cmd->add_option("--ps", node_args.ps, "how many of the launched processes are parameter servers")
       ->required()
       ->check(CLI::NonNegativeNumber);
+  node_cmd->add_option("--size", node_args.size,
+                       "how many processes the launch has, where the launcher does not say (JOB_COMPLETION_INDEX); "
+                       "-1: the launcher's size, else the job's counts")
+      ->check(CLI::Range(1, 1 << 20));
+  node_cmd->add_option("--join", node_args.role.join, "the coordinator's HOST:PORT (default: $MASTER_ADDR:$MASTER_PORT)");
+  ps_cmd->add_option("--join", ps_args.join, "the coordinator's HOST:PORT")->required();
+  worker_cmd->add_option("--join", worker_args.join, "the coordinator's HOST:PORT")->required();
   for (auto [cmd, a] : {std::pair{ps_cmd, &ps_args}, std::pair{worker_cmd, &worker_args},
                         std::pair{node_cmd, &node_args.role}}) {
-    cmd->add_option("--join", a->join, "the coordinator's HOST:PORT")->required();
     cmd->add_option("--secret-file", a->secret_file, "file holding the cluster secret (hex); default: $TRIB_CLUSTER_SECRET");
     cmd->add_option("--bind", a->bind_host, "address this role's servers bind to (default: the job's cluster.bind_host)");
-    cmd->add_option("--timeout", a->timeout_s, "seconds to keep trying to reach the coordinator (default 60)")
+    cmd->add_option("--timeout", a->timeout_s, "seconds to keep trying to reach the coordinator")
         ->check(CLI::PositiveNumber);
-    cmd->add_option("--index", a->index, "which index of its role to take, from 0 (default: the lowest free one)")
+    cmd->add_option("--index", a->index, "which index of its role to take, from 0 (-1: the lowest free one)")
         ->check(CLI::NonNegativeNumber);
   }
 
@@ -56,7 +81,7 @@ int run_cli(int argc, char** argv) {
   coord_cmd->add_option("--listen", coord.listen, "HOST:PORT to listen on (default: the job's cluster.coordinator)");
   coord_cmd->add_option("--secret-file", coord.secret_file, "cluster secret (hex); created if missing")->required();
   coord_cmd->add_option("--output", coord.output, "run directory (on the chief worker's host)");
-  coord_cmd->add_option("--set", coord.overrides, "override a setting: key.path=value (repeatable)");
+  add_overrides(coord_cmd, coord.overrides);
 
   std::string inspect_path;
   CLI::App* inspect_cmd = app.add_subcommand("inspect", "List a checkpoint's tensors and manifest");
@@ -74,17 +99,17 @@ int run_cli(int argc, char** argv) {
       app.add_subcommand("produce", "Produce synthetic card transactions with a drifting fraud label");
   produce_cmd->add_option("--bootstrap", produce.bootstrap, "Kafka HOST:PORT (default: start a built-in broker)");
   produce_cmd->add_option("--topic", produce.topic, "topic to write to");
-  produce_cmd->add_option("--partitions", produce.partitions, "partitions of the built-in broker's topic (default 4)")
+  produce_cmd->add_option("--partitions", produce.partitions, "partitions of the built-in broker's topic (-1: 4)")
       ->check(CLI::Range(1, 1024));
   produce_cmd->add_option("--rate", produce.rate, "events per second; 0: as fast as possible")
       ->check(CLI::NonNegativeNumber);
-  produce_cmd->add_option("--count", produce.count, "stop after this many events");
-  produce_cmd->add_option("--duration", produce.duration, "stop after this many seconds");
+  produce_cmd->add_option("--count", produce.count, "stop after this many events (-1: no limit)");
+  produce_cmd->add_option("--duration", produce.duration, "stop after this many seconds (-1: no limit)");
   produce_cmd->add_option("--format", produce.format, "json or csv")->check(CLI::IsMember({"json", "csv"}));
   produce_cmd->add_option("--key", produce.key, "message key: card, id or none")
       ->check(CLI::IsMember({"card", "id", "none"}));
-  produce_cmd->add_option("--drift-after", produce.drift_after, "the fraud rule changes after this many seconds");
-  produce_cmd->add_option("--drift-after-events", produce.drift_after_events, "... or after this many events");
+  produce_cmd->add_option("--drift-after", produce.drift_after, "the fraud rule changes after this many seconds (-1: never)");
+  produce_cmd->add_option("--drift-after-events", produce.drift_after_events, "... or after this many events (-1: never)");
   produce_cmd->add_option("--seed", produce.seed, "generator seed");
 
   try {

@@ -56,10 +56,13 @@ std::unique_ptr<cluster::Member> join(const std::string& role, const RoleArgs& a
   const cluster::Membership& m = member->membership();
   // A launch whose split disagrees with the job would leave roles waiting for each other;
   // leaving now makes the coordinator stop the job and tell everyone.
-  TRIB_CHECK(args.expected_ps < 0 || (m.ps == args.expected_ps && m.workers == args.expected_workers),
+  TRIB_CHECK(args.expected_ps < 0 ||
+                 (m.ps == args.expected_ps && (args.expected_workers < 0 || m.workers == args.expected_workers)),
              InvalidArgument,
-             "this launch makes {} parameter server(s) and {} worker(s) (--ps {}), but the job at {} has {} and {}",
-             args.expected_ps, args.expected_workers, args.expected_ps, args.join, m.ps, m.workers);
+             "this launch makes {} parameter server(s){} (--ps {}), but the job at {} has {} and {} worker(s)",
+             args.expected_ps,
+             args.expected_workers < 0 ? "" : fmt::format(" and {} worker(s)", args.expected_workers),
+             args.expected_ps, args.join, m.ps, m.workers);
   return member;
 }
 
@@ -201,15 +204,33 @@ int run_worker_role(const RoleArgs& args) {
 
 int run_node_role(const NodeArgs& args) {
   cluster::LauncherRank r = cluster::launcher_rank();
-  TRIB_CHECK(args.ps >= 0 && args.ps < r.size, InvalidArgument,
-             "--ps {} leaves no workers among the {} processes of this launch ({}={})", args.ps, r.size,
-             r.size_variable, r.size);
-  bool server = r.rank < args.ps;
-  fmt::print("node: rank {} of {} ({}) is a {}\n", r.rank, r.size, r.launcher, server ? "parameter server" : "worker");
-  std::fflush(stdout);
+  // The launch's size: the launcher's, or --size where the launcher gives none (a
+  // Kubernetes indexed Job), or else unknown until the coordinator hands out the job.
+  int size = r.size;
+  std::string size_source = fmt::format("{}={}", r.size_variable, r.size);
+  if (args.size > 0) {
+    TRIB_CHECK(r.size < 0 || r.size == args.size, InvalidArgument, "--size {} disagrees with {}", args.size,
+               size_source);
+    size = args.size;
+    size_source = fmt::format("--size {}", args.size);
+  }
+  TRIB_CHECK(size < 0 || r.rank < size, InvalidArgument, "{}={} is not a rank below {}", r.rank_variable, r.rank,
+             size_source);
+  TRIB_CHECK(size < 0 || (args.ps >= 0 && args.ps < size), InvalidArgument,
+             "--ps {} leaves no workers among the {} processes of this launch ({})", args.ps, size, size_source);
   RoleArgs role = args.role;
+  if (role.join.empty()) {
+    std::optional<std::string> master = cluster::launcher_coordinator();
+    TRIB_CHECK(master.has_value(), InvalidArgument,
+               "--join is required: the coordinator's HOST:PORT (or set MASTER_ADDR and MASTER_PORT)");
+    role.join = *master;
+  }
+  bool server = r.rank < args.ps;
+  fmt::print("node: rank {}{} ({}) is a {}\n", r.rank, size < 0 ? "" : fmt::format(" of {}", size), r.launcher,
+             server ? "parameter server" : "worker");
+  std::fflush(stdout);
   role.expected_ps = args.ps;
-  role.expected_workers = r.size - args.ps;
+  role.expected_workers = size < 0 ? -1 : size - args.ps;
   if (role.index < 0) role.index = server ? r.rank : r.rank - args.ps;  // rank order is role order
   return server ? run_ps_role(role) : run_worker_role(role);
 }

@@ -27,8 +27,9 @@ int run_worker_role(const RoleArgs& args);
 // `trib node`: one process of an srun/mpirun launch. Ranks below `ps` become parameter
 // servers, the rest workers; rank and size come from the launcher's environment.
 struct NodeArgs {
-  RoleArgs role;
+  RoleArgs role;  // role.join empty: from MASTER_ADDR and MASTER_PORT
   int ps = 0;
+  int size = -1;  // the launch's size where the launcher gives none (JOB_COMPLETION_INDEX)
 };
 int run_node_role(const NodeArgs& args);
 

@@ -17,6 +17,12 @@ std::string ConfigReader::where(const std::string& key) const {
 
 YAML::Node ConfigReader::lookup(const std::string& key) {
   known_.insert(key);
+  if (key_log_ != nullptr) {
+    std::string path = where(key);
+    for (std::size_t open = path.find('['); open != std::string::npos; open = path.find('[', open + 1))
+      path.erase(open + 1, path.find(']', open) - open - 1);
+    key_log_->insert(std::move(path));
+  }
   if (!node_ || !node_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
   YAML::Node n = node_[key];
   if (n && n.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
@@ -31,6 +37,7 @@ ConfigReader ConfigReader::child(const std::string& key) {
   TRIB_CHECK(!n || n.IsMap(), InvalidArgument, "config {}: {} must be a mapping", file_, where(key));
   ConfigReader c(n ? n : YAML::Node(YAML::NodeType::Map), file_, where(key));
   c.given_ = given_;
+  c.key_log_ = key_log_;
   return c;
 }
 
@@ -56,6 +63,7 @@ std::vector<ConfigReader> ConfigReader::list(const std::string& key) {
   for (std::size_t i = 0; i < n.size(); ++i) {
     out.emplace_back(n[i], file_, fmt::format("{}[{}]", where(key), i));
     out.back().given_ = given_;
+    out.back().key_log_ = key_log_;
   }
   return out;
 }

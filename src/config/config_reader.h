@@ -41,6 +41,11 @@ class ConfigReader {
   std::string where(const std::string& key) const;  // "model.layers[1].units"
   const std::string& file() const { return file_; }
 
+  // Records in `keys` the path of every key this reader and its children ask for, present or
+  // not, with list indices left out ("model.layers[].units"): the keys the parser knows,
+  // which docs/config.md must list (tests/unit/config/config_doc_test.cc).
+  void log_keys_to(std::set<std::string>* keys) { key_log_ = keys; }
+
  private:
   YAML::Node lookup(const std::string& key);
   template <typename T> T convert(const YAML::Node& n, const std::string& key) const;
@@ -50,6 +55,7 @@ class ConfigReader {
   std::string path_;
   std::set<std::string> known_;
   std::shared_ptr<std::set<std::string>> given_ = std::make_shared<std::set<std::string>>();
+  std::set<std::string>* key_log_ = nullptr;
 };
 
 // Levenshtein distance, for "did you mean" suggestions.

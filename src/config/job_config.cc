@@ -276,7 +276,7 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
 }  // namespace
 
 JobConfig parse_job_config(const std::string& yaml_text, const std::string& origin,
-                           const std::vector<std::string>& overrides) {
+                           const std::vector<std::string>& overrides, std::set<std::string>* keys_read) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -289,6 +289,7 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
   for (const std::string& o : overrides) apply_override(root, o);
 
   ConfigReader r(root, origin);
+  r.log_keys_to(keys_read);
   JobConfig job;
   job.source_file = origin;
   job.name = r.get<std::string>("name", "job");

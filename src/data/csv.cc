@@ -8,27 +8,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "data/csv_fields.h"
 #include "file_reader.h"
 #include "trib/core/error.h"
 
 namespace trib::data {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split(std::string_view line, char delimiter) {
-  std::vector<std::string_view> fields;
-  for (std::size_t start = 0;;) {
-    std::size_t end = line.find(delimiter, start);
-    fields.push_back(trim(line.substr(start, end - start)));
-    if (end == std::string_view::npos) return fields;
-    start = end + 1;
-  }
-}
 
 // from_chars rejects a leading '+', which spreadsheets do write.
 template <typename T>
@@ -79,17 +64,10 @@ InMemoryDataset load_csv(const std::string& path, const CsvOptions& options) {
   std::vector<float> features;
   std::vector<std::int32_t> labels;
 
-  std::size_t line_number = 0;
-  for (std::size_t start = 0; start < text.size();) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line = text;
-    line = line.substr(start, end - start);
-    start = end + 1;
-    ++line_number;
-    if (trim(line).empty()) continue;
-
-    std::vector<std::string_view> fields = split(line, options.delimiter);
+  CsvRecordReader records(text, options.delimiter);
+  std::vector<std::string_view> fields;
+  while (records.next(fields, path)) {
+    const std::size_t line_number = records.line();
     if (columns == 0) {  // the first line fixes the layout
       columns = static_cast<int>(fields.size());
       TRIB_CHECK(columns >= 2, InvalidArgument,

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/csv_fields.h"
 #include "stream/flat_json.h"
 #include "trib/core/error.h"
 
@@ -182,25 +183,22 @@ std::optional<DecodeError> RecordDecoder::decode_csv(std::string_view bytes, std
   while (!bytes.empty() && (bytes.back() == '\n' || bytes.back() == '\r')) bytes.remove_suffix(1);
   if (bytes.empty()) return error(Kind::malformed, "", "record is an empty line, expected CSV");
   Slots slots(feature_count());
-  std::size_t start = 0;
-  int column = 0;
-  while (column < needed_columns_ && start <= bytes.size()) {
-    std::size_t comma = bytes.find(',', start);
-    std::string_view cell =
-        bytes.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+  // RFC 4180, as CSV files are read: a quoted cell may hold commas and doubled quotes.
+  data::CsvFieldReader cells(bytes, ',');
+  data::CsvField cell;
+  for (int column = 0; column < needed_columns_; ++column) {
+    if (!cells.next(cell)) return error(Kind::malformed, "", fmt::format("record is not valid CSV: {}", cells.error()));
     if (const int slot = csv_slots_[column]; slot >= 0) {
-      std::optional<double> v = parse_number(cell);
+      std::optional<double> v = parse_number(cell.value);
       const std::string& name = schema_.csv_columns[column];
       if (!v)
         return error(Kind::not_numeric, name,
                      fmt::format("field '{}' (column {}) is '{}', expected a number", name, column + 1,
-                                 cell.substr(0, 40)));
+                                 cell.value.substr(0, 40)));
       slots.values[slot] = *v;
       slots.seen[slot] = true;
     }
-    ++column;
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
+    if (cell.end != data::CsvField::End::delimiter) break;
   }
   return finish(schema_, slots, features, row);
 }

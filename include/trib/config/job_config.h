@@ -136,9 +136,11 @@ struct JobConfig {
 // Reads and validates a job file, applying "key.path=value" overrides first. Throws
 // InvalidArgument (bad key or value) or NotFound (missing file), naming the file and key.
 JobConfig load_job_config(const std::string& path, const std::vector<std::string>& overrides = {});
-// The same from YAML text (for tests); `origin` names it in errors.
+// The same from YAML text (for tests); `origin` names it in errors. `keys_read`, when given,
+// receives the path of every key the parser asked for ("model.layers[].units"), set or not:
+// what docs/config.md must document.
 JobConfig parse_job_config(const std::string& yaml_text, const std::string& origin,
-                           const std::vector<std::string>& overrides = {});
+                           const std::vector<std::string>& overrides = {}, std::set<std::string>* keys_read = nullptr);
 
 // The model as layers; checks every layer's settings.
 std::shared_ptr<nn::Sequential> build_model(const ModelConfig& model);

@@ -23,8 +23,9 @@ struct CsvOptions {
   int num_classes = 0;
 };
 
-// Features f32 [N, columns - 1], labels i32 [N]. Blank lines are skipped; quoting is not
-// supported (numeric tables do not need it).
+// Features f32 [N, columns - 1], labels i32 [N]. Blank lines are skipped. Quoting follows
+// RFC 4180: a quoted field may hold delimiters, line breaks and doubled quotes ("" is ");
+// a quoted number is read as a number.
 InMemoryDataset load_csv(const std::string& path, const CsvOptions& options = {});
 
 }  // namespace trib::data

@@ -65,6 +65,10 @@ TEST(TrainCli, TrainsEvaluatesAndWritesTheRunDirectory) {
   auto eval = run("eval " + kMlp + kSmall + " --checkpoint " + out.string());
   ASSERT_EQ(eval.exit_code, 0) << eval.output;
   EXPECT_NE(eval.output.find("test accuracy"), std::string::npos) << eval.output;
+  // --set before the job file, as well as after it.
+  auto eval_set_first = run("eval" + kSmall + " " + kMlp + " --checkpoint " + out.string());
+  ASSERT_EQ(eval_set_first.exit_code, 0) << eval_set_first.output;
+  EXPECT_NE(eval_set_first.output.find("test accuracy"), std::string::npos) << eval_set_first.output;
   fs::remove_all(out);
 }
 

@@ -1,4 +1,5 @@
-// Rank and size from Slurm's, Open MPI's and PMI's environment variables.
+// Rank and size from Slurm's, Open MPI's, PMI's, torchrun's and Kubernetes' environment
+// variables; the coordinator's address from MASTER_ADDR and MASTER_PORT.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,8 +12,9 @@
 namespace trib::cluster {
 namespace {
 
-const char* const kVariables[] = {"SLURM_PROCID", "SLURM_NTASKS",    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-                                  "PMI_RANK",     "PMI_SIZE"};
+const char* const kVariables[] = {"SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                                  "PMI_RANK",     "PMI_SIZE",     "RANK",                 "WORLD_SIZE",
+                                  "JOB_COMPLETION_INDEX",         "MASTER_ADDR",          "MASTER_PORT"};
 
 // Sets exactly the given launcher variables for one test, and puts back what was there
 // (the test may itself run under srun or mpirun).
@@ -38,6 +40,14 @@ class LauncherEnv : public ::testing::Test {
     }
     return "";
   }
+  static std::string coordinator_error() {
+    try {
+      launcher_coordinator();
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "";
+  }
 
  private:
   std::map<std::string, std::string> saved_;
@@ -50,10 +60,12 @@ TEST_F(LauncherEnv, NoneSetIsNoRank) {
     FAIL() << "expected an error";
   } catch (const InvalidArgument& e) {
     std::string m = e.what();
-    EXPECT_NE(m.find("srun or mpirun"), std::string::npos) << m;
+    EXPECT_NE(m.find("srun, mpirun, torchrun or a Kubernetes indexed Job"), std::string::npos) << m;
     EXPECT_NE(m.find("SLURM_PROCID"), std::string::npos) << m;
     EXPECT_NE(m.find("OMPI_COMM_WORLD_RANK"), std::string::npos) << m;
     EXPECT_NE(m.find("PMI_RANK"), std::string::npos) << m;
+    EXPECT_NE(m.find("RANK/WORLD_SIZE"), std::string::npos) << m;
+    EXPECT_NE(m.find("JOB_COMPLETION_INDEX"), std::string::npos) << m;
   }
 }
 
@@ -120,6 +132,60 @@ TEST_F(LauncherEnv, ValuesThatAreNotARankBelowTheSizeAreErrorsNamingTheVariable)
   EXPECT_NE(error().find("SLURM_PROCID=0 is not a rank below SLURM_NTASKS=0"), std::string::npos) << error();
   set("SLURM_NTASKS", "");
   EXPECT_NE(error().find("SLURM_NTASKS='' is not a non-negative integer"), std::string::npos) << error();
+}
+
+TEST_F(LauncherEnv, ReadsTorchrun) {
+  set("RANK", "2");
+  set("WORLD_SIZE", "4");
+  LauncherRank r = launcher_rank();
+  EXPECT_EQ(r.rank, 2);
+  EXPECT_EQ(r.size, 4);
+  EXPECT_EQ(r.launcher, "torchrun");
+  EXPECT_EQ(r.size_variable, "WORLD_SIZE");
+  ::unsetenv("WORLD_SIZE");
+  EXPECT_NE(error().find("RANK is set but WORLD_SIZE is not: a torchrun launch sets both"), std::string::npos)
+      << error();
+}
+
+// An indexed Job gives each pod its index and nothing else: the rank, with the size unknown
+// here (trib node --size, or the job's counts, tell).
+TEST_F(LauncherEnv, AKubernetesCompletionIndexGivesTheRankOnly) {
+  set("JOB_COMPLETION_INDEX", "3");
+  LauncherRank r = launcher_rank();
+  EXPECT_EQ(r.rank, 3);
+  EXPECT_EQ(r.size, -1);
+  EXPECT_EQ(r.launcher, "Kubernetes");
+  EXPECT_EQ(r.rank_variable, "JOB_COMPLETION_INDEX");
+  EXPECT_EQ(r.size_variable, "");
+  set("JOB_COMPLETION_INDEX", "three");
+  EXPECT_NE(error().find("JOB_COMPLETION_INDEX='three' is not a non-negative integer"), std::string::npos) << error();
+}
+
+TEST_F(LauncherEnv, MpiLaunchersComeBeforeTorchrunAndTorchrunBeforeKubernetes) {
+  set("JOB_COMPLETION_INDEX", "0");
+  set("RANK", "1");
+  set("WORLD_SIZE", "2");
+  EXPECT_EQ(launcher_rank().launcher, "torchrun");
+  set("PMI_RANK", "0");
+  set("PMI_SIZE", "2");
+  EXPECT_EQ(launcher_rank().launcher, "PMI");
+}
+
+TEST_F(LauncherEnv, MasterAddrAndPortGiveTheCoordinator) {
+  EXPECT_FALSE(launcher_coordinator().has_value());
+  set("MASTER_ADDR", "10.0.0.1");
+  set("MASTER_PORT", "29500");
+  EXPECT_EQ(launcher_coordinator(), "10.0.0.1:29500");
+  set("MASTER_ADDR", "fd00::1");
+  EXPECT_EQ(launcher_coordinator(), "[fd00::1]:29500");
+  set("MASTER_ADDR", "[fd00::1]");
+  EXPECT_EQ(launcher_coordinator(), "[fd00::1]:29500");
+  set("MASTER_PORT", "70000");
+  EXPECT_NE(coordinator_error().find("MASTER_PORT='70000' is not a port in 1..65535"), std::string::npos)
+      << coordinator_error();
+  ::unsetenv("MASTER_PORT");
+  EXPECT_NE(coordinator_error().find("MASTER_ADDR is set but MASTER_PORT is not"), std::string::npos)
+      << coordinator_error();
 }
 
 }  // namespace

@@ -80,5 +80,40 @@ TEST(CsvTest, LabelProblemsAreNamed) {
   EXPECT_THROW(load_csv(dir.file("missing.csv")), NotFound);
 }
 
+// RFC 4180: a quoted header name may hold the delimiter, a doubled quote and a line break;
+// quoted numbers are numbers; records still count their lines for messages.
+TEST(CsvTest, QuotedFieldsFollowRfc4180) {
+  TempDir dir;
+  const std::string path = dir.file("quoted.csv");
+  testing::write_file(path,
+                      "\"width, cm\",\"the \"\"odd\"\"\nlabel\",\"height\"\r\n"
+                      "\"1.5\",1,2\r\n"
+                      " \"2.5\" ,\"0\",3\n");
+  InMemoryDataset d = load_csv(path, {.label_name = "the \"odd\"\nlabel"});
+  ASSERT_EQ(d.size(), 2);
+  EXPECT_EQ(d.get(0).features().to_vector<float>(), (std::vector<float>{1.5f, 2.0f}));
+  EXPECT_EQ(d.get(1).features().to_vector<float>(), (std::vector<float>{2.5f, 3.0f}));
+  EXPECT_EQ(d.get(0).labels().to_vector<std::int32_t>(), (std::vector<std::int32_t>{1}));
+
+  // Names with the delimiter in them are whole names, not two columns.
+  EXPECT_EQ(error_of<InvalidArgument>([&] { load_csv(path, {.label_name = "width"}); }),
+            "'" + path + "': no column named 'width' (columns: width, cm, the \"odd\"\nlabel, height)");
+  // The record after a quoted line break is on line 3 of the file.
+  testing::write_file(path, "\"a\nb\",label\n1,x\n");
+  EXPECT_EQ(error_of<Corruption>([&] { load_csv(path); }),
+            "'" + path + "':3: label column 2 ('label') is not an integer: 'x'");
+}
+
+TEST(CsvTest, BadQuotingNamesTheLine) {
+  TempDir dir;
+  const std::string path = dir.file("bad.csv");
+  testing::write_file(path, "x,label\n1,0\n\"2,1\n3,0\n");
+  EXPECT_EQ(error_of<Corruption>([&] { load_csv(path); }),
+            "'" + path + "':5: the quoted field opened on line 3 is not closed");
+  testing::write_file(path, "x,label\n\"1\"2,0\n");
+  EXPECT_EQ(error_of<Corruption>([&] { load_csv(path); }),
+            "'" + path + "':2: '2' follows a closing quote; expected ',' or the end of the line");
+}
+
 }  // namespace
 }  // namespace trib::data

@@ -103,6 +103,19 @@ TEST(RecordDecoderTest, ReadsCsvColumnsByName) {
   EXPECT_EQ(r.row.id, 5);
 }
 
+// RFC 4180, as CSV files are read: a quoted cell's commas do not split it.
+TEST(RecordDecoderTest, CsvQuotedCellsFollowRfc4180) {
+  RecordDecoder d(csv_schema());
+  Decoded r = decode(d, "5,\"12.5\",\"a, \"\"quoted\"\"\nnote\",7,1\n");
+  ASSERT_FALSE(r.error) << r.error->message;
+  EXPECT_EQ(r.features, (std::vector<float>{12.5f, 7.0f}));
+  EXPECT_EQ(r.row.label, 1);
+  Decoded open = decode(d, "5,12.5,\"unclosed,7,1");
+  ASSERT_TRUE(open.error);
+  EXPECT_EQ(open.error->kind, DecodeError::Kind::malformed);
+  EXPECT_NE(open.error->message.find("not closed"), std::string::npos) << open.error->message;
+}
+
 TEST(RecordDecoderTest, CsvErrorsNameTheField) {
   RecordDecoder d(csv_schema());
   Decoded short_line = decode(d, "5,12.5,x,7");
