@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_process.h"
-#include "ps/ps_protocol.h"
+#include "ps/ps_wire.h"
 #include "trib/core/allocator.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
@@ -42,6 +42,15 @@ double sum_matches(const std::string& text, const std::string& pattern) {
   return total;
 }
 
+net::Message ps_request(ps::proto::Type type, int worker, std::int64_t step, Tensor tensor = {}) {
+  ps::proto::Body b = ps::proto::make_body(type);
+  b.header.worker = worker;
+  b.header.step = step;
+  b.header.wait_ms = 5000;
+  ps::proto::set_lr(b.header, 1e-6f);
+  return {ps::proto::kPsMethod, ps::proto::encode(b), std::move(tensor)};
+}
+
 double ps_throughput(double seconds) {
   const std::int64_t n = 4 << 20;  // 16 MiB of f32
   std::vector<ps::VariableInfo> vars{{"w", Shape{n}}};
@@ -52,11 +61,12 @@ double ps_throughput(double seconds) {
   auto receive_pool = std::make_shared<PoolAllocator>();
   net::NetOptions serving_options;
   serving_options.allocator = receive_pool.get();
+  serving_options.max_frame_bytes = server.max_request_bytes();
   auto serving = std::make_shared<net::TcpTransport>(net::NetContext::create(secret, {"ps", 0, ""}, serving_options));
   auto listener = serving->listen("127.0.0.1:0", {[&](net::Message m, const net::PeerIdentity& f) { return server.handle(std::move(m), f); }});
   {
     auto t = std::make_shared<net::TcpTransport>(net::NetContext::create(secret, {"worker", 0, ""}));
-    t->connect(listener->address())->call({ps::proto::kInit, R"({"step":0})", Tensor::zeros(DType::f32, Shape{n})});
+    t->connect(listener->address())->call(ps_request(ps::proto::Type::init, 0, 0, Tensor::zeros(DType::f32, Shape{n})));
   }
   std::atomic<std::uint64_t> bytes{0};
   std::atomic<bool> stop{false};
@@ -66,10 +76,10 @@ double ps_throughput(double seconds) {
     Tensor grad = Tensor::full(Shape{n}, 1.0f);
     Tensor into = Tensor::empty(DType::f32, Shape{n});
     for (std::int64_t step = 0; !stop; ++step) {
-      c->call({ps::proto::kPush, fmt::format(R"({{"worker":{},"step":{},"lr":1e-6}})", w, step), grad});
+      c->call(ps_request(ps::proto::Type::push, w, step, grad));
       net::RequestOptions ro;
       ro.reply_into = into;
-      c->call({ps::proto::kPull, fmt::format(R"({{"worker":{},"step":{}}})", w, step + 1), Tensor()}, ro);
+      c->call(ps_request(ps::proto::Type::pull, w, step + 1), ro);
       bytes += 2 * grad.nbytes();
     }
   };

@@ -27,6 +27,8 @@ function(trib_test name)
   add_executable(${target} ${srcs})
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(${target} PRIVATE ${A_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+  # Tests find their data through this, never through __FILE__ (which a compiler cache may make relative).
+  target_compile_definitions(${target} PRIVATE TRIB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 300)
   endif()

@@ -1,18 +1,32 @@
 #include "trib/ps/ps_server.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
-#include <nlohmann/json.hpp>
-
-#include "ps/ps_protocol.h"
+#include "ps/push_layout.h"
+#include "ps/ps_wire.h"
 #include "ps/slice_io.h"
+#include "ps/stats_json.h"
 #include "trib/checkpoint/checkpoint.h"
 
 namespace trib::ps {
 
-using json = nlohmann::json;
+namespace {
+
+// Longest a pull may hold its connection's handler waiting for the mode to allow its step;
+// the worker asks again after that (each wait ends at once when the step is allowed).
+constexpr std::uint32_t kMaxPullWaitMs = 10000;
+// Steps beyond this are refused: clocks add one to a pushed step.
+constexpr std::int64_t kMaxStep = std::int64_t{1} << 62;
+
+net::Message reply(proto::Body body, Tensor tensor = {}) {
+  body.header.flags |= proto::kFlagReply;
+  return net::Message{proto::kPsMethod, proto::encode(body), std::move(tensor)};
+}
+
+}  // namespace
 
 Mode parse_mode(const std::string& name) {
   if (name == "sync") return Mode::sync;
@@ -32,49 +46,79 @@ PsServer::PsServer(PsServerOptions options) : o_(std::move(options)) {
   pool_ = std::make_shared<PoolAllocator>();
 }
 
+std::uint64_t PsServer::max_request_bytes() const {
+  // A push's values never exceed the slices (sparse rows are at most a slice's rows), and
+  // each sparse row adds one 8-byte id; then the fixed parts and a checkpoint path.
+  std::uint64_t rows = 0;
+  for (const Slice& s : slices_) rows += static_cast<std::uint64_t>(s.row_end - s.row_begin);
+  const std::uint64_t descriptor = 8 + 8;  // a flat tensor: prefix and one dimension
+  return descriptor + proto::kHeaderBytes + proto::kSparseEntryBytes * slices_.size() + 8 * rows +
+         4 * static_cast<std::uint64_t>(flat_elements_) + proto::kMaxTextBytes;
+}
+
 net::Message PsServer::handle(net::Message m, const net::PeerIdentity& from) {
   {
     std::lock_guard lock(mu_);
     stats_.requests++;
-    if (m.tensor.defined()) stats_.bytes_in += m.tensor.nbytes();
+    stats_.bytes_in += m.body.size() + (m.tensor.defined() ? m.tensor.nbytes() : 0);
   }
-  json body = m.body.empty() ? json::object() : json::parse(m.body);
-  switch (m.method) {
-    case proto::kInit: return init(m);
-    case proto::kRestore: return restore(body.at("dir").get<std::string>());
-    case proto::kPull: return pull(m);
-    case proto::kPush: return push(m);
-    case proto::kSave: return save(body.at("dir").get<std::string>());
-    case proto::kDone: return done(body.at("worker").get<int>());
-    case proto::kStats: {
-      PsStats s = stats();
-      net::Message r;
-      r.body = json{{"bytes_in", s.bytes_in},   {"bytes_out", s.bytes_out},       {"requests", s.requests},
-                    {"applied", s.applied},     {"dropped_late", s.dropped_late}, {"max_clock_gap", s.max_clock_gap},
-                    {"staleness", s.staleness}}
-                   .dump();
-      return r;
+  try {
+    TRIB_CHECK(m.method == proto::kPsMethod, InvalidArgument, "request method 0x{:x} is not a PS request (0x{:x})",
+               m.method, proto::kPsMethod);
+    proto::Body body = proto::decode(m.body);
+    TRIB_CHECK((body.header.flags & proto::kFlagReply) == 0, InvalidArgument, "a {} reply sent as a request",
+               proto::type_name(body.type()));
+    return dispatch(m, body);
+  } catch (const InvalidArgument& e) {
+    // The transport sends this back as the reply; the server goes on serving.
+    {
+      std::lock_guard lock(mu_);
+      stats_.refused++;
     }
-    default:
-      throw InvalidArgument(fmt::format("ps {}: unknown request 0x{:x} from {}", o_.index, m.method, from.to_string()));
+    throw InvalidArgument(fmt::format("ps {} refused a request from {}: {}", o_.index, from.to_string(), e.what()));
   }
 }
 
-net::Message PsServer::init(const net::Message& m) {
-  TRIB_CHECK(m.tensor.defined() && m.tensor.numel() == flat_elements_, InvalidArgument,
-             "ps {}: initial values hold {} elements, expected {}", o_.index,
-             m.tensor.defined() ? m.tensor.numel() : 0, flat_elements_);
+net::Message PsServer::dispatch(const net::Message& m, const proto::Body& body) {
+  switch (body.type()) {
+    case proto::Type::init: return init(m, body);
+    case proto::Type::restore: return restore(body.text);
+    case proto::Type::pull: return pull(body);
+    case proto::Type::push: return push(m, body);
+    case proto::Type::save: return save(body.text);
+    case proto::Type::done: return done(body.header.worker);
+    case proto::Type::stats: {
+      proto::Body r = proto::make_body(proto::Type::stats);
+      r.text = stats_to_json(stats());
+      return reply(std::move(r));
+    }
+  }
+  throw InvalidArgument(fmt::format("unknown PS message type {}", body.header.type));
+}
+
+void PsServer::check_worker(int worker, proto::Type type) const {
+  TRIB_CHECK(worker >= 0 && worker < o_.workers, InvalidArgument, "ps {}: {} from unknown worker {} (the job has {})",
+             o_.index, proto::type_name(type), worker, o_.workers);
+}
+
+net::Message PsServer::init(const net::Message& m, const proto::Body& body) {
+  TRIB_CHECK(m.tensor.defined() && m.tensor.dtype() == DType::f32 && m.tensor.numel() == flat_elements_,
+             InvalidArgument, "ps {}: initial values are {}, expected f32 of {} elements", o_.index,
+             m.tensor.defined() ? m.tensor.spec_string() : "missing", flat_elements_);
+  TRIB_CHECK(body.header.step >= 0 && body.header.step < kMaxStep, InvalidArgument, "ps {}: init at step {}",
+             o_.index, body.header.step);
   std::lock_guard lock(mu_);
-  values_.copy_from(m.tensor);
-  start_step_ = json::parse(m.body).value("step", std::int64_t{0});
+  values_.copy_from(m.tensor.reshape(values_.shape()));
+  start_step_ = body.header.step;
   std::fill(clocks_.begin(), clocks_.end(), start_step_);
   round_ = start_step_;
   initialized_ = true;
   changed_.notify_all();
-  return {};
+  return reply(proto::make_body(proto::Type::init));
 }
 
 net::Message PsServer::restore(const std::string& dir) {
+  TRIB_CHECK(!dir.empty(), InvalidArgument, "ps {}: restore names no checkpoint directory", o_.index);
   Checkpoint ckpt = Checkpoint::load(dir);
   std::lock_guard lock(mu_);
   read_slices(ckpt, o_.variables, slices_, values_, slots_);
@@ -83,9 +127,9 @@ net::Message PsServer::restore(const std::string& dir) {
   round_ = start_step_;
   initialized_ = true;
   changed_.notify_all();
-  net::Message r;
-  r.body = json{{"step", start_step_}}.dump();
-  return r;
+  proto::Body r = proto::make_body(proto::Type::restore);
+  r.header.step = start_step_;
+  return reply(std::move(r));
 }
 
 // The slowest worker still training; a worker that took its last step holds no one back.
@@ -102,14 +146,13 @@ int PsServer::needed_contributions() const {
 }
 
 net::Message PsServer::done(int worker) {
-  TRIB_CHECK(worker >= 0 && worker < o_.workers, InvalidArgument, "ps {}: done from unknown worker {}", o_.index,
-             worker);
+  check_worker(worker, proto::Type::done);
   std::lock_guard lock(mu_);
   done_[worker] = true;
   // The round in progress may have waited only for this worker.
   if (contributions_ > 0) complete_round(round_step_, last_lr_);
   changed_.notify_all();
-  return {};
+  return reply(proto::make_body(proto::Type::done));
 }
 
 void PsServer::complete_round(std::int64_t step, float lr) {
@@ -118,7 +161,7 @@ void PsServer::complete_round(std::int64_t step, float lr) {
   float* acc = accumulator_.data<float>();
   if (o_.mode == Mode::sync) {
     for (std::int64_t i = 0; i < flat_elements_; ++i) acc[i] *= inv;
-    apply_gradients(accumulator_, "{}", lr, version_);
+    apply_gradients(accumulator_, dense_layout(slices_), Tensor(), lr, version_);
   } else {
     float* v = values_.data<float>();
     for (std::int64_t i = 0; i < flat_elements_; ++i) v[i] = acc[i] * inv;
@@ -130,12 +173,11 @@ void PsServer::complete_round(std::int64_t step, float lr) {
   contributions_ = 0;
 }
 
-net::Message PsServer::pull(const net::Message& m) {
-  json body = json::parse(m.body);
-  const std::int64_t step = body.value("step", std::int64_t{-1});
+net::Message PsServer::pull(const proto::Body& body) {
+  const std::int64_t step = body.header.step;
+  TRIB_CHECK(step >= -1 && step < kMaxStep, InvalidArgument, "ps {}: pull for step {}", o_.index, step);
+  check_worker(body.header.worker, proto::Type::pull);
   std::unique_lock lock(mu_);
-  // Waiting here is bounded (the transport serves this connection on one thread); the
-  // worker asks again when told it is not ready yet.
   auto ready = [&] {
     if (!initialized_) return false;
     if (step < 0) return true;  // a plain read (start-up)
@@ -147,101 +189,79 @@ net::Message PsServer::pull(const net::Message& m) {
     }
     return true;
   };
-  if (!changed_.wait_for(lock, std::chrono::milliseconds(50), ready)) {
-    net::Message r;
-    r.body = json{{"ready", false}}.dump();
-    return r;
-  }
+  // Woken by the push, done or init that allows the step. The wait is bounded because it
+  // holds this connection's handler: the worker asks again if the step is still not allowed.
+  const auto wait = std::chrono::milliseconds(std::min(body.header.wait_ms, kMaxPullWaitMs));
+  proto::Body r = proto::make_body(proto::Type::pull);
+  if (!changed_.wait_for(lock, wait, ready)) return reply(std::move(r));
   if (o_.mode == Mode::bounded && step >= 0) stats_.max_clock_gap = std::max(stats_.max_clock_gap, step - min_clock());
-  net::Message r;
-  r.body = json{{"ready", true}, {"version", version_}, {"step", start_step_}}.dump();
-  r.tensor = values_.clone(pool_.get());  // a snapshot; pooled, so no page faults per pull
-  stats_.bytes_out += r.tensor.nbytes();
-  return r;
+  r.header.flags = proto::kFlagReady;
+  r.header.version_seen = version_;
+  r.header.step = start_step_;
+  Tensor snapshot = values_.clone(pool_.get());  // a snapshot; pooled, so no page faults per pull
+  stats_.bytes_out += snapshot.nbytes();
+  return reply(std::move(r), std::move(snapshot));
 }
 
-net::Message PsServer::push(const net::Message& m) {
-  json body = json::parse(m.body);
-  const int worker = body.at("worker").get<int>();
-  const std::int64_t step = body.at("step").get<std::int64_t>();
-  const std::int64_t pulled = body.value("version", std::int64_t{0});
-  const float lr = body.value("lr", 0.0f);
-  TRIB_CHECK(worker >= 0 && worker < o_.workers, InvalidArgument, "ps {}: push from unknown worker {}", o_.index, worker);
+net::Message PsServer::push(const net::Message& m, const proto::Body& body) {
+  const proto::Header& h = body.header;
+  check_worker(h.worker, proto::Type::push);
+  TRIB_CHECK(h.step >= 0 && h.step < kMaxStep, InvalidArgument, "ps {}: push from worker {} for step {}", o_.index,
+             h.worker, h.step);
+  const float lr = body.lr();
+  TRIB_CHECK(std::isfinite(lr), InvalidArgument, "ps {}: push from worker {} with learning rate {}", o_.index,
+             h.worker, lr);
+  // Every size is checked against the slices before the lock is taken or a value read.
+  const PushCheck check{o_.index, h.worker, &slices_, &o_.variables, o_.mode == Mode::sync || o_.mode == Mode::averaging};
+  const PushLayout layout = check_push(check, body, m.tensor);
   std::lock_guard lock(mu_);
-  clocks_[worker] = std::max(clocks_[worker], step + 1);
-  net::Message reply;
+  clocks_[h.worker] = std::max(clocks_[h.worker], h.step + 1);
   switch (o_.mode) {
     case Mode::async:
     case Mode::bounded:
-      TRIB_CHECK(m.tensor.defined() && m.tensor.dtype() == DType::f32, InvalidArgument,
-                 "ps {}: a push from worker {} carries no f32 gradients", o_.index, worker);
-      apply_gradients(m.tensor, m.body, lr, pulled);
+      apply_gradients(m.tensor, layout, body.ids, lr, h.version_seen);
       break;
-    case Mode::sync: {
-      if (step - start_step_ < version_) {  // this step was already applied without it
+    case Mode::sync:
+    case Mode::averaging: {
+      const bool late = o_.mode == Mode::sync ? h.step - start_step_ < version_  // applied without it
+                                              : h.step < round_;
+      if (late) {
         stats_.dropped_late++;
         break;
       }
-      TRIB_CHECK(!body.contains("sparse"), InvalidArgument,
-                 "ps {}: sync mode takes dense gradients (the worker densifies embedding rows)", o_.index);
+      // check_push made it exactly flat_elements_ values.
       const float* g = m.tensor.data<float>();
       float* acc = accumulator_.data<float>();
       for (std::int64_t i = 0; i < flat_elements_; ++i) acc[i] += g[i];
       ++contributions_;
       last_lr_ = lr;
-      round_step_ = step;
-      complete_round(step, lr);
-      break;
-    }
-    case Mode::averaging: {
-      if (step < round_) {
-        stats_.dropped_late++;
-        break;
-      }
-      const float* p = m.tensor.data<float>();
-      float* acc = accumulator_.data<float>();
-      for (std::int64_t i = 0; i < flat_elements_; ++i) acc[i] += p[i];
-      ++contributions_;
-      round_step_ = step;
-      complete_round(step, lr);
+      round_step_ = h.step;
+      complete_round(h.step, lr);
       break;
     }
   }
   changed_.notify_all();
-  return reply;
+  return reply(proto::make_body(proto::Type::push));
 }
 
-void PsServer::apply_gradients(const Tensor& flat, const std::string& body_text, float lr,
+void PsServer::apply_gradients(const Tensor& flat, const PushLayout& layout, const Tensor& ids, float lr,
                                std::int64_t pulled_version) {
-  json body = json::parse(body_text);
-  const json* sparse = body.contains("sparse") ? &body["sparse"] : nullptr;
-  // Layout: dense slices' gradients in slice order, then the sparse slices' rows.
-  std::int64_t dense_total = 0;
-  for (std::size_t i = 0; i < slices_.size(); ++i)
-    if (!(sparse && sparse->contains(std::to_string(i)))) dense_total += slices_[i].elements;
-  std::int64_t dense_offset = 0, sparse_offset = dense_total, value_offset = 0;
+  std::int64_t value_offset = 0;
   for (std::size_t i = 0; i < slices_.size(); ++i) {
     const Slice& s = slices_[i];
-    const VariableInfo& v = variable_info(o_.variables, s.variable);
-    Shape slice_shape = slice_shape_of(v, s);
+    const PushLayout::Part& part = layout.parts[i];
+    const Shape slice_shape = slice_shape_of(variable_info(o_.variables, s.variable), s);
     Tensor param = values_.view(value_offset, slice_shape);
-    std::string key = std::to_string(i);
-    if (sparse && sparse->contains(key)) {
-      const json& ids = (*sparse)[key];
-      std::int64_t n = static_cast<std::int64_t>(ids.size());
-      Tensor idx = Tensor::empty(DType::i64, Shape{n});
-      for (std::int64_t k = 0; k < n; ++k) idx.data<std::int64_t>()[k] = ids[k].get<std::int64_t>();
-      std::vector<std::int64_t> row_dims = slice_shape.dims();
-      row_dims[0] = n;
-      Tensor rows = Tensor::empty(DType::f32, Shape(row_dims));
-      std::memcpy(rows.raw_data(), flat.data<float>() + sparse_offset, rows.nbytes());
-      sparse_offset += rows.numel();
-      if (n > 0) o_.optimizer->apply_sparse(s.key(), param, rows, idx, slots_, lr);
-    } else {
-      o_.optimizer->apply(s.key(), param, flat.view(dense_offset, slice_shape), slots_, lr);
-      dense_offset += s.elements;
-    }
     value_offset += s.elements;
+    if (!part.sparse) {
+      o_.optimizer->apply(s.key(), param, flat.view(part.offset, slice_shape), slots_, lr);
+      continue;
+    }
+    if (part.rows == 0) continue;
+    std::vector<std::int64_t> row_dims = slice_shape.dims();
+    row_dims[0] = part.rows;
+    o_.optimizer->apply_sparse(s.key(), param, flat.view(part.offset, Shape(row_dims)),
+                               ids.view(part.id_offset, Shape{part.rows}), slots_, lr);
   }
   record_staleness(version_ - pulled_version);
   ++version_;
@@ -254,15 +274,16 @@ void PsServer::record_staleness(std::int64_t updates) {
 }
 
 net::Message PsServer::save(const std::string& dir) {
+  TRIB_CHECK(!dir.empty(), InvalidArgument, "ps {}: save names no checkpoint directory", o_.index);
   TensorMap tensors;
   {
     std::lock_guard lock(mu_);
     write_slices(o_.variables, slices_, values_, slots_, tensors);
   }
   ShardInfo info = write_shard(dir, fmt::format("ps-{}", o_.index), tensors);
-  net::Message r;
-  r.body = shard_info_to_json(info).dump();
-  return r;
+  proto::Body r = proto::make_body(proto::Type::save);
+  r.text = shard_info_to_json(info).dump();
+  return reply(std::move(r));
 }
 
 PsStats PsServer::stats() const {

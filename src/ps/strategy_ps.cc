@@ -1,50 +1,70 @@
 #include "trib/ps/strategy_ps.h"
 
+#include <algorithm>
 #include <cstring>
 #include <future>
-#include <thread>
 
-#include <nlohmann/json.hpp>
-
-#include "ps/ps_protocol.h"
+#include "ps/fan_out.h"
+#include "ps/ps_wire.h"
+#include "ps/push_packing.h"
 #include "ps/slice_io.h"
+#include "ps/stats_json.h"
+#include "trib/optim/clip.h"
 #include "trib/update/all_finite.h"
 
 namespace trib::ps {
 
-using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A pull waits on the server at most this long before the worker asks again (the server
+// answers at once when the step is allowed); the request's deadline leaves room beyond it.
+constexpr std::chrono::milliseconds kPullWaitSlice{5000};
+constexpr std::chrono::milliseconds kReplyMargin{30000};
+
+std::size_t index_of(const std::vector<VariableInfo>& vars, const std::string& name) {
+  for (std::size_t i = 0; i < vars.size(); ++i)
+    if (vars[i].name == name) return i;
+  throw NotFound(fmt::format("no trainable variable '{}'", name));
+}
+
+net::Message message(const proto::Body& body, Tensor tensor = {}) {
+  return net::Message{proto::kPsMethod, proto::encode(body), std::move(tensor)};
+}
+
+bool lives_on_a_server(const std::vector<VariableInfo>& vars, const std::string& name) {
+  return std::any_of(vars.begin(), vars.end(), [&](const VariableInfo& v) { return v.name == name; });
+}
+
+}  // namespace
 
 PsUpdate::PsUpdate(PsUpdateOptions options) : o_(std::move(options)) {
   TRIB_CHECK(static_cast<int>(o_.servers.size()) == o_.placement.num_ps, InvalidArgument,
              "{} server connections for a placement over {} servers", o_.servers.size(), o_.placement.num_ps);
+  TRIB_CHECK(o_.clip_norm >= 0, InvalidArgument, "clip_norm = {} must be positive, or 0 for none", o_.clip_norm);
   for (int p = 0; p < o_.placement.num_ps; ++p) slices_.push_back(o_.placement.slices_of(p));
   versions_.assign(o_.servers.size(), 0);
   for (const auto& slices : slices_) {
     std::int64_t n = 0;
-    for (const Slice& s : slices) n += s.elements;
+    std::vector<std::size_t> gradient;
+    for (const Slice& s : slices) {
+      n += s.elements;
+      gradient.push_back(index_of(o_.variables, s.variable));
+    }
     pull_buffers_.push_back(Tensor::empty(DType::f32, Shape{n}));
+    gradient_of_.push_back(std::move(gradient));
   }
   if (o_.mode == Mode::averaging) {
     std::vector<std::string> names;
     for (const auto& v : o_.variables) names.push_back(v.name);
-    local_ = std::make_unique<update::LocalUpdate>(update::LocalUpdateOptions{names, o_.optimizer, o_.schedule});
+    local_ = std::make_unique<update::LocalUpdate>(
+        update::LocalUpdateOptions{names, o_.optimizer, o_.schedule, o_.clip_norm});
   }
+  fan_out_ = std::make_unique<FanOut>(o_.servers.size());
 }
 
-namespace {
-
-std::int64_t index_of(const std::vector<VariableInfo>& vars, const std::string& name) {
-  for (std::size_t i = 0; i < vars.size(); ++i)
-    if (vars[i].name == name) return static_cast<std::int64_t>(i);
-  throw NotFound(fmt::format("no trainable variable '{}'", name));
-}
-
-std::int64_t as_index(const Tensor& ids, std::int64_t k) {
-  return ids.dtype() == DType::i64 ? ids.data<std::int64_t>()[k] : ids.data<std::int32_t>()[k];
-}
-
-}  // namespace
+PsUpdate::~PsUpdate() = default;
 
 Tensor PsUpdate::pack_values(int ps, const VariableStore& vars) const {
   std::int64_t total = 0;
@@ -60,114 +80,85 @@ Tensor PsUpdate::pack_values(int ps, const VariableStore& vars) const {
   return flat;
 }
 
-net::Message PsUpdate::pack_gradients(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const {
-  // Dense slices first, in slice order; then the rows of sparse (embedding) slices with their
-  // ids in the body, so an embedding gradient travels as rows and indices.
-  const bool densify = o_.mode == Mode::sync;  // sync averages whole buffers
-  json sparse = json::object();
-  std::vector<std::pair<const float*, std::int64_t>> dense_parts, sparse_parts;
-  std::vector<Tensor> keep;
-  for (std::size_t i = 0; i < slices_[ps].size(); ++i) {
-    const Slice& s = slices_[ps][i];
-    const VariableInfo& v = variable_info(o_.variables, s.variable);
-    const update::GradTensor& g = grads[index_of(o_.variables, s.variable)];
-    const std::int64_t re = v.row_elements();
-    if (!g.sparse()) {
-      dense_parts.emplace_back(g.values.data<float>() + s.row_begin * re, s.elements);
-      continue;
-    }
-    std::vector<std::int64_t> ids;
-    std::vector<std::int64_t> which;
-    for (std::int64_t k = 0; k < g.indices.numel(); ++k) {
-      std::int64_t id = as_index(g.indices, k);
-      if (id >= s.row_begin && id < s.row_end) ids.push_back(id - s.row_begin), which.push_back(k);
-    }
-    if (densify) {
-      Tensor d = Tensor::zeros(DType::f32, Shape{s.elements});
-      for (std::size_t k = 0; k < ids.size(); ++k)
-        for (std::int64_t e = 0; e < re; ++e) d.data<float>()[ids[k] * re + e] += g.values.data<float>()[which[k] * re + e];
-      dense_parts.emplace_back(d.data<float>(), s.elements);
-      keep.push_back(std::move(d));
-      continue;
-    }
-    Tensor rows = Tensor::empty(DType::f32, Shape{static_cast<std::int64_t>(ids.size()) * re});
-    for (std::size_t k = 0; k < ids.size(); ++k)
-      std::memcpy(rows.data<float>() + k * re, g.values.data<float>() + which[k] * re, re * 4);
-    sparse[std::to_string(i)] = ids;
-    sparse_parts.emplace_back(rows.data<float>(), rows.numel());
-    keep.push_back(std::move(rows));
-  }
-  std::int64_t total = 0;
-  for (auto& [p, n] : dense_parts) total += n;
-  for (auto& [p, n] : sparse_parts) total += n;
-  net::Message m;
-  m.method = proto::kPush;
-  m.tensor = Tensor::empty(DType::f32, Shape{total}, pool_.get());
-  std::int64_t off = 0;
-  for (auto* parts : {&dense_parts, &sparse_parts})
-    for (auto& [p, n] : *parts) {
-      std::memcpy(m.tensor.data<float>() + off, p, n * 4);
-      off += n;
-    }
-  json body = {{"worker", o_.worker_index}, {"step", step}, {"version", versions_[ps]}, {"lr", o_.schedule->lr(step)}};
-  if (!sparse.empty()) body["sparse"] = sparse;
-  m.body = body.dump();
-  return m;
+void PsUpdate::push(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const {
+  proto::Body body = proto::make_body(proto::Type::push);
+  body.header.worker = o_.worker_index;
+  body.header.step = step;
+  body.header.version_seen = versions_[ps];
+  proto::set_lr(body.header, o_.schedule->lr(step));
+  const PushPacking packing{&slices_[ps], &o_.variables, &gradient_of_[ps], o_.mode == Mode::sync, pool_.get()};
+  Tensor values = pack_gradients(packing, grads, body);
+  exchange(ps, body, std::move(values));
 }
 
-std::int64_t PsUpdate::pull_all(std::int64_t step, VariableStore& vars) {
-  std::int64_t start_step = 0;
-  auto deadline = Clock::now() + o_.wait_timeout;
-  std::vector<bool> done(o_.servers.size(), false);
-  std::size_t remaining = o_.servers.size();
-  while (remaining > 0) {
-    std::vector<std::future<net::Message>> replies(o_.servers.size());
-    for (std::size_t p = 0; p < o_.servers.size(); ++p) {
-      if (done[p]) continue;
-      net::RequestOptions ro;
-      ro.reply_into = pull_buffers_[p];  // received in place, no allocation per step
-      replies[p] = o_.servers[p]->request({proto::kPull, json{{"step", step}, {"worker", o_.worker_index}}.dump(), Tensor()}, ro);
-    }
-    for (std::size_t p = 0; p < o_.servers.size(); ++p) {
-      if (done[p]) continue;
-      net::Message r = replies[p].get();
-      json body = json::parse(r.body);
-      if (!body.value("ready", false)) continue;
-      versions_[p] = body.value("version", std::int64_t{0});
-      start_step = body.value("step", std::int64_t{0});
+proto::Body PsUpdate::exchange(int ps, const proto::Body& request, Tensor tensor) const {
+  const proto::Type type = request.type();
+  net::Message r = o_.servers[ps]->call(message(request, std::move(tensor)));
+  TRIB_CHECK(r.method == proto::kPsMethod, InvalidArgument, "ps {}: a {} reply with method 0x{:x}", ps,
+             proto::type_name(type), r.method);
+  proto::Body body = proto::decode(r.body);
+  TRIB_CHECK(body.type() == type && (body.header.flags & proto::kFlagReply) != 0, InvalidArgument,
+             "ps {}: a {} request answered by a {} message", ps, proto::type_name(type), proto::type_name(body.type()));
+  return body;
+}
+
+std::int64_t PsUpdate::pull(int ps, std::int64_t step, VariableStore& vars) {
+  const auto deadline = Clock::now() + o_.wait_timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    proto::Body ask = proto::make_body(proto::Type::pull);
+    ask.header.worker = o_.worker_index;
+    ask.header.step = step;
+    ask.header.wait_ms = static_cast<std::uint32_t>(std::clamp(left, std::chrono::milliseconds(0), kPullWaitSlice).count());
+    net::RequestOptions ro;
+    ro.reply_into = pull_buffers_[ps];  // received in place, no allocation per step
+    ro.timeout = std::chrono::milliseconds(ask.header.wait_ms) + kReplyMargin;
+    net::Message r = o_.servers[ps]->call(message(ask), ro);
+    proto::Body body = proto::decode(r.body);
+    TRIB_CHECK(r.method == proto::kPsMethod && body.type() == proto::Type::pull, InvalidArgument,
+               "ps {}: a pull answered by a {} message", ps, proto::type_name(body.type()));
+    if (body.header.flags & proto::kFlagReady) {
+      TRIB_CHECK(r.tensor.defined() && r.tensor.dtype() == DType::f32 &&
+                     r.tensor.numel() == pull_buffers_[ps].numel(),
+                 InvalidArgument, "ps {}: pulled values are {}, expected f32 of {} elements", ps,
+                 r.tensor.defined() ? r.tensor.spec_string() : "missing", pull_buffers_[ps].numel());
+      versions_[ps] = body.header.version_seen;
       std::int64_t off = 0;
-      for (const Slice& s : slices_[p]) {
+      for (const Slice& s : slices_[ps]) {
         const VariableInfo& v = variable_info(o_.variables, s.variable);
         Tensor& t = vars.get(s.variable);
         std::memcpy(t.data<float>() + s.row_begin * v.row_elements(), r.tensor.data<float>() + off, s.elements * 4);
         off += s.elements;
       }
-      done[p] = true;
-      --remaining;
+      return body.header.step;
     }
-    TRIB_CHECK(remaining == 0 || Clock::now() < deadline, Timeout,
-               "worker {}: parameter servers did not release step {} within {} s (a stalled worker?)", o_.worker_index,
-               step, o_.wait_timeout.count() / 1000);
+    TRIB_CHECK(Clock::now() < deadline, Timeout,
+               "worker {}: parameter server {} did not release step {} within {} s (a stalled worker?)",
+               o_.worker_index, ps, step, o_.wait_timeout.count() / 1000);
   }
-  return start_step;
+}
+
+std::int64_t PsUpdate::pull_all(std::int64_t step, VariableStore& vars) {
+  std::vector<std::int64_t> start(o_.servers.size(), 0);
+  fan_out_->run(o_.servers.size(), [&](std::size_t p) { start[p] = pull(static_cast<int>(p), step, vars); });
+  return start.empty() ? 0 : start[0];
 }
 
 std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) {
-  const bool chief = o_.worker_index == 0;
-  if (chief) {
-    std::vector<std::future<net::Message>> acks;
-    for (std::size_t p = 0; p < o_.servers.size(); ++p) {
-      if (checkpoint != nullptr)
-        acks.push_back(o_.servers[p]->request({proto::kRestore, json{{"dir", checkpoint->dir().string()}}.dump(), Tensor()}));
-      else
-        acks.push_back(o_.servers[p]->request({proto::kInit, json{{"step", 0}}.dump(), pack_values(static_cast<int>(p), vars)}));
-    }
-    for (auto& a : acks) a.get();
+  if (o_.worker_index == 0) {
+    fan_out_->run(o_.servers.size(), [&](std::size_t p) {
+      if (checkpoint != nullptr) {
+        proto::Body b = proto::make_body(proto::Type::restore);
+        b.text = checkpoint->dir().string();
+        exchange(static_cast<int>(p), b);
+      } else {
+        exchange(static_cast<int>(p), proto::make_body(proto::Type::init), pack_values(static_cast<int>(p), vars));
+      }
+    });
     // Variables that live on no server (batch-norm statistics) come from the checkpoint.
     if (checkpoint != nullptr)
       for (const std::string& name : vars.names())
-        if (checkpoint->contains(name) && !std::any_of(o_.variables.begin(), o_.variables.end(),
-                                                       [&](const VariableInfo& v) { return v.name == name; }))
+        if (checkpoint->contains(name) && !lives_on_a_server(o_.variables, name))
           vars.set(name, checkpoint->tensor(name).clone());
   }
   return pull_all(-1, vars);
@@ -176,34 +167,43 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
 bool PsUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars) {
   if (!update::all_finite(grads)) return false;  // never send NaN to the servers
   if (o_.mode == Mode::averaging) {
-    local_->apply(step, grads, vars);
+    local_->apply(step, grads, vars);  // clips, as configured
     if ((step + 1) % o_.period != 0) return true;
-    std::vector<std::future<net::Message>> acks;
-    for (std::size_t p = 0; p < o_.servers.size(); ++p)
-      acks.push_back(o_.servers[p]->request({proto::kPush, json{{"worker", o_.worker_index}, {"step", step + 1}}.dump(),
-                                             pack_values(static_cast<int>(p), vars)}));
-    for (auto& a : acks) a.get();
-    pull_all(step + 1, vars);
+    fan_out_->run(o_.servers.size(), [&](std::size_t p) {
+      proto::Body b = proto::make_body(proto::Type::push);
+      b.header.worker = o_.worker_index;
+      b.header.step = step + 1;
+      exchange(static_cast<int>(p), b, pack_values(static_cast<int>(p), vars));
+      pull(static_cast<int>(p), step + 1, vars);
+    });
     return true;
   }
-  std::vector<std::future<net::Message>> acks;
-  for (std::size_t p = 0; p < o_.servers.size(); ++p)
-    acks.push_back(o_.servers[p]->request(pack_gradients(static_cast<int>(p), step, grads)));
-  for (auto& a : acks) a.get();
-  pull_all(step + 1, vars);
+  if (o_.clip_norm > 0) {
+    // The global norm over the whole gradient, before it is split between the servers.
+    std::vector<Tensor> values;
+    for (const update::GradTensor& g : grads) values.push_back(g.values);
+    clip_by_global_norm(values, o_.clip_norm);
+  }
+  // Each server's push, then its pull for the next step, on its own thread.
+  fan_out_->run(o_.servers.size(), [&](std::size_t p) {
+    push(static_cast<int>(p), step, grads);
+    pull(static_cast<int>(p), step + 1, vars);
+  });
   return true;
 }
 
 void PsUpdate::save(CheckpointWriter& writer, const VariableStore& vars) {
-  std::vector<std::future<net::Message>> replies;
-  for (auto& s : o_.servers)
-    replies.push_back(s->request({proto::kSave, json{{"dir", writer.dir().string()}}.dump(), Tensor()}));
-  for (std::size_t p = 0; p < replies.size(); ++p)
-    writer.add_written_shard(shard_info_from_json(json::parse(replies[p].get().body), fmt::format("ps {}", p)));
+  std::vector<std::string> manifests(o_.servers.size());
+  fan_out_->run(o_.servers.size(), [&](std::size_t p) {
+    proto::Body b = proto::make_body(proto::Type::save);
+    b.text = writer.dir().string();
+    manifests[p] = exchange(static_cast<int>(p), b).text;
+  });
+  for (std::size_t p = 0; p < manifests.size(); ++p)
+    writer.add_written_shard(shard_info_from_json(nlohmann::json::parse(manifests[p]), fmt::format("ps {}", p)));
   TensorMap local;
   for (const std::string& name : vars.names())
-    if (!std::any_of(o_.variables.begin(), o_.variables.end(), [&](const VariableInfo& v) { return v.name == name; }))
-      local[name] = vars.get(name);
+    if (!lives_on_a_server(o_.variables, name)) local[name] = vars.get(name);
   if (!local.empty()) writer.add_shard("chief", local);
 }
 
@@ -211,21 +211,22 @@ void PsUpdate::finish() {
   // The servers stop waiting for this worker: the others may take more steps (a stream's
   // partitions run dry at different times), and sync, bounded and averaging rounds go on
   // without it.
-  std::vector<std::future<net::Message>> acks;
-  for (auto& s : o_.servers)
-    acks.push_back(s->request({proto::kDone, json{{"worker", o_.worker_index}}.dump(), Tensor()}));
-  for (auto& a : acks) a.get();
+  fan_out_->run(o_.servers.size(), [&](std::size_t p) {
+    proto::Body b = proto::make_body(proto::Type::done);
+    b.header.worker = o_.worker_index;
+    exchange(static_cast<int>(p), b);
+  });
   if (o_.worker_index != 0) return;
   std::string out = "parameter servers:";
   for (std::size_t p = 0; p < o_.servers.size(); ++p) {
-    json s = json::parse(o_.servers[p]->call({proto::kStats, "", Tensor()}).body);
-    out += fmt::format("\n  ps {}: {:.1f} MB in, {:.1f} MB out, {} requests, {} updates, {} late dropped",
-                       p, s["bytes_in"].get<double>() / 1e6, s["bytes_out"].get<double>() / 1e6,
-                       s["requests"].get<std::uint64_t>(), s["applied"].get<std::uint64_t>(),
-                       s["dropped_late"].get<std::uint64_t>());
+    const std::string source = fmt::format("ps {}", p);
+    PsStats s = stats_from_json(exchange(static_cast<int>(p), proto::make_body(proto::Type::stats)).text, source);
+    out += fmt::format("\n  ps {}: {:.1f} MB in, {:.1f} MB out, {} requests, {} updates, {} late dropped", p,
+                       s.bytes_in / 1e6, s.bytes_out / 1e6, s.requests, s.applied, s.dropped_late);
+    if (s.refused > 0) out += fmt::format(", {} refused", s.refused);
     if (o_.mode == Mode::async || o_.mode == Mode::bounded)
-      out += fmt::format("; staleness histogram (0, 1, ..., 14, 15+ updates) {}", s["staleness"].dump());
-    if (o_.mode == Mode::bounded) out += fmt::format("; max clock gap {}", s["max_clock_gap"].get<std::int64_t>());
+      out += fmt::format("; staleness histogram (0, 1, ..., 14, 15+ updates) {}", nlohmann::json(s.staleness).dump());
+    if (o_.mode == Mode::bounded) out += fmt::format("; max clock gap {}", s.max_clock_gap);
   }
   report_ = out;
 }

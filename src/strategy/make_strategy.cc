@@ -53,7 +53,7 @@ std::unique_ptr<update::UpdateStrategy> make_ps_update(const train::UpdateInputs
   po.servers = links.servers;
   po.optimizer = in.optimizer;
   po.schedule = in.schedule;
-  // TODO(ps): pass job.training.clip_norm once PsUpdateOptions has its clip_norm field.
+  po.clip_norm = job.training.clip_norm;
   return std::make_unique<ps::PsUpdate>(std::move(po));
 }
 

@@ -7,10 +7,15 @@
 //              ahead of the slowest worker (stale-synchronous parallel);
 //   averaging  workers train locally and push parameters every `period` steps; the server
 //              averages them.
+// Requests follow src/ps/ps_wire.h. Each is decoded once and every size it declares is
+// checked against this server's slices before anything is read; a malformed or oversized
+// request is refused with an InvalidArgument naming the problem (the transport sends it
+// back as the reply) and changes nothing.
 #pragma once
 
 #include <array>
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +27,12 @@
 #include "trib/ps/placement.h"
 
 namespace trib::ps {
+
+namespace proto {
+struct Body;
+enum class Type : std::uint8_t;
+}
+struct PushLayout;
 
 enum class Mode { sync, async, bounded, averaging };
 Mode parse_mode(const std::string& name);
@@ -42,6 +53,7 @@ struct PsServerOptions {
 struct PsStats {
   std::uint64_t bytes_in = 0, bytes_out = 0, requests = 0;
   std::uint64_t applied = 0, dropped_late = 0;
+  std::uint64_t refused = 0;       // malformed or oversized requests, answered with an error
   std::int64_t max_clock_gap = 0;  // bounded: most steps a pull ran ahead of the slowest worker
   std::array<std::uint64_t, 16> staleness{};  // histogram of updates between pull and apply (last bin: 15+)
 };
@@ -52,17 +64,24 @@ class PsServer {
   // Serves requests; the Transport's handlers call this.
   net::Message handle(net::Message request, const net::PeerIdentity& from);
   PsStats stats() const;
+  // The largest request a worker of this job can legitimately send this server: its slices'
+  // values, the row ids of a push and a checkpoint path. Serving transports cap
+  // NetOptions::max_frame_bytes to it, so a bigger claim is refused before any allocation.
+  std::uint64_t max_request_bytes() const;
 
  private:
-  net::Message init(const net::Message& m);
+  net::Message dispatch(const net::Message& m, const proto::Body& body);
+  net::Message init(const net::Message& m, const proto::Body& body);
   net::Message restore(const std::string& dir);
-  net::Message pull(const net::Message& m);
-  net::Message push(const net::Message& m);
+  net::Message pull(const proto::Body& body);
+  net::Message push(const net::Message& m, const proto::Body& body);
   net::Message save(const std::string& dir);
-  void apply_gradients(const Tensor& flat, const std::string& body_meta, float lr, std::int64_t pulled_version);
+  void apply_gradients(const Tensor& flat, const PushLayout& layout, const Tensor& ids, float lr,
+                       std::int64_t pulled_version);
   void record_staleness(std::int64_t updates);
   std::int64_t min_clock() const;
   net::Message done(int worker);
+  void check_worker(int worker, proto::Type type) const;
   // sync / averaging: contributions that complete a round, from the workers still training
   int needed_contributions() const;
   // sync / averaging, under mu_: applies the round's sum once enough workers contributed.

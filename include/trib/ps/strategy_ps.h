@@ -3,6 +3,7 @@
 // values back; in averaging mode it trains locally and sends its parameters every `period`
 // steps. The chief initialises the servers (or has them restore a checkpoint) and asks each
 // server to write its own checkpoint shard, so checkpoint I/O is spread over the servers.
+// Each server's push, reply and pull run concurrently with the other servers' (FanOut).
 #pragma once
 
 #include <memory>
@@ -17,11 +18,20 @@
 
 namespace trib::ps {
 
+class FanOut;
+namespace proto {
+struct Body;
+}
+
 struct PsUpdateOptions {
   int worker_index = 0;
   int workers = 1;
   Mode mode = Mode::async;
   int period = 4;  // averaging
+  // training.clip_norm: the step's whole gradient (every variable, on every server) is
+  // scaled to this global norm on the worker before it is pushed, as LocalUpdate does.
+  // 0: no clipping.
+  double clip_norm = 0;
   std::vector<VariableInfo> variables;  // the trainable variables, in gradient order
   Placement placement;
   std::vector<std::shared_ptr<net::Connection>> servers;  // by server index
@@ -33,6 +43,7 @@ struct PsUpdateOptions {
 class PsUpdate final : public update::UpdateStrategy {
  public:
   explicit PsUpdate(PsUpdateOptions options);
+  ~PsUpdate() override;
   bool apply(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars) override;
   float learning_rate(std::int64_t step) const override { return o_.schedule->lr(step); }
   std::int64_t start(VariableStore& vars, const Checkpoint* checkpoint) override;
@@ -42,19 +53,25 @@ class PsUpdate final : public update::UpdateStrategy {
 
  private:
   Tensor pack_values(int ps, const VariableStore& vars) const;
-  net::Message pack_gradients(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const;
-  // Pulls every server's values for `step` (-1: whatever they hold), waiting while a server
-  // says the mode does not allow it yet. Returns the servers' start step.
+  // Packs server `ps`'s share of the gradients and pushes it.
+  void push(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const;
+  // Sends `request` to server `ps` and checks that the reply is a PS reply of its type.
+  proto::Body exchange(int ps, const proto::Body& request, Tensor tensor = {}) const;
+  // Pulls server `ps`'s values for `step` (-1: whatever it holds) into `vars`, waiting
+  // while it says the mode does not allow that step yet. Returns the server's start step.
+  std::int64_t pull(int ps, std::int64_t step, VariableStore& vars);
   std::int64_t pull_all(std::int64_t step, VariableStore& vars);
 
   PsUpdateOptions o_;
   std::vector<std::vector<Slice>> slices_;  // per server
+  std::vector<std::vector<std::size_t>> gradient_of_;  // per server, per slice: index in the gradients
   std::vector<std::int64_t> versions_;      // per server: version of the last pull
   std::vector<Tensor> pull_buffers_;        // per server: where pulled values arrive
   // Pushed gradients and values are packed into memory from here: a fresh buffer per step
   // would fault in every page again (3,200 faults a step for the CNN's 13 MB).
   std::shared_ptr<PoolAllocator> pool_ = std::make_shared<PoolAllocator>();
   std::unique_ptr<update::LocalUpdate> local_;  // averaging mode
+  std::unique_ptr<FanOut> fan_out_;
   std::string report_;
 };
 

@@ -74,6 +74,7 @@ struct ThreadCluster {
       po.worker_index = index;
       po.workers = workers;
       po.mode = mode;
+      po.clip_norm = j.training.clip_norm;
       po.variables = variables();
       po.placement = placement;
       po.servers = conns;
@@ -138,6 +139,34 @@ TEST(PsThreads, BoundedStalenessNeverExceedsTheBound) {
   EXPECT_LE(s.max_clock_gap, staleness);
   EXPECT_GT(s.max_clock_gap, 0) << "the fast workers did run ahead";
   EXPECT_EQ(s.applied, static_cast<std::uint64_t>(n * steps));
+  std::fclose(quiet);
+  fs::remove_all(base);
+}
+
+// training.clip_norm under the ps strategy: the worker clips the whole gradient (its global
+// norm over every variable, whichever server holds it) before pushing, so the first update
+// is the one local training makes.
+TEST(PsThreads, ClipNormGivesTheFirstUpdateThatLocalTrainingGives) {
+  const int b = 32, steps = 2;
+  const std::vector<std::string> clip = {"training.clip_norm=0.05", "optimizer.lr=0.5", "schedule.warmup_steps=0"};
+  std::FILE* quiet = std::fopen("/dev/null", "w");
+  fs::path base = temp("clip");
+  auto losses = [&](train::TrainerOptions o) {
+    std::map<std::int64_t, double> out;
+    o.on_step = [&](std::int64_t s, double loss) { out[s] = loss; };
+    train::train(o);
+    return out;
+  };
+  auto local = losses(train::TrainerOptions{job(b, steps, clip), base / "local", false, false, quiet, {}, {}});
+  auto unclipped = losses(train::TrainerOptions{job(b, steps, {"optimizer.lr=0.5", "schedule.warmup_steps=0"}), base / "unclipped", false, false, quiet, {}, {}});
+  // Two servers, so that the norm must span variables held on different servers.
+  ThreadCluster cluster(2, 1, Mode::async, 1, "partitioned");
+  auto ps = losses(cluster.worker(job(b, steps, clip), 0, 1, Mode::async, base / "ps", quiet));
+  ASSERT_EQ(local.size(), 2u);
+  ASSERT_EQ(ps.size(), 2u);
+  // Steps count from 1; the second step's loss is measured after the first update.
+  EXPECT_NEAR(ps[2], local[2], 1e-5 * (1 + local[2]));
+  EXPECT_GT(std::abs(unclipped[2] - local[2]), 1e-3) << "the clip changed the first update";
   std::fclose(quiet);
   fs::remove_all(base);
 }

@@ -20,7 +20,7 @@ using testing::crafted_frames;
 using testing::kCorpusMaxFrameBytes;
 
 fs::path corpus_dir() {
-  return fs::path(__FILE__).parent_path().parent_path().parent_path() / "fuzz" / "corpus";
+  return fs::path(TRIB_SOURCE_DIR) / "tests" / "fuzz" / "corpus";
 }
 
 std::vector<std::byte> read_file(const fs::path& path) {

@@ -1,0 +1,108 @@
+// The body of every request between workers and parameter servers, and of their replies: a
+// fixed 40-byte header, then (pushes of embedding rows) a table of sparse slices and their
+// row ids as one i64 array, then (checkpoint requests and some replies) text. The values
+// travel as the message's tensor: one flat f32 tensor per server per step, holding every
+// slice it owns in placement order. Little-endian, field by field; docs/wire_protocol.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "trib/core/tensor.h"
+
+namespace trib::ps::proto {
+
+// net::Message::method of every PS request and reply: "PS" then the wire version.
+inline constexpr std::uint32_t kPsMethod = 0x01005350;
+inline constexpr std::uint8_t kWireVersion = 1;
+
+enum class Type : std::uint8_t {
+  init = 1,     // chief -> ps: initial values (tensor), the step to start from
+  restore = 2,  // chief -> ps: load your slices from the checkpoint directory (text)
+  pull = 3,     // worker -> ps: the current values once the mode allows `step`
+  push = 4,     // worker -> ps: gradients (or parameters, in averaging mode)
+  save = 5,     // chief -> ps: write your shard into the checkpoint directory (text)
+  stats = 6,    // chief -> ps: counters for the end-of-run report (reply text: JSON)
+  done = 7,     // worker -> ps: it has taken its last step; wait for it no more
+};
+inline constexpr std::uint8_t kMaxType = 7;
+std::string_view type_name(Type type);
+
+enum Flags : std::uint16_t {
+  kFlagReply = 1u << 0,  // a server's reply (same type as its request)
+  kFlagReady = 1u << 1,  // pull reply: the values are attached; else ask again
+  kKnownFlags = kFlagReply | kFlagReady,
+};
+
+// Host-side image of the fixed header.
+struct Header {
+  std::uint8_t version = kWireVersion;
+  std::uint8_t type = 0;           // Type
+  std::uint16_t flags = 0;         // Flags
+  std::int32_t worker = 0;         // the asking worker (push, pull, done)
+  std::int64_t step = 0;           // push/pull/init: the step; restore and pull replies: the start step
+  std::int64_t version_seen = 0;   // push: the server version its values were pulled at; pull reply: the version
+  std::uint32_t lr_bits = 0;       // push: the learning rate, an IEEE-754 f32
+  std::uint32_t sparse_slices = 0; // push: entries in the sparse table that follows
+  std::uint32_t wait_ms = 0;       // pull: longest the server may wait for the mode to allow `step`
+  std::uint32_t reserved = 0;      // zero
+};
+
+inline constexpr std::size_t kHeaderBytes = 40;
+static_assert(std::is_standard_layout_v<Header>);
+static_assert(sizeof(Header) == kHeaderBytes, "no padding: the struct is the wire layout");
+static_assert(offsetof(Header, version) == 0);
+static_assert(offsetof(Header, type) == 1);
+static_assert(offsetof(Header, flags) == 2);
+static_assert(offsetof(Header, worker) == 4);
+static_assert(offsetof(Header, step) == 8);
+static_assert(offsetof(Header, version_seen) == 16);
+static_assert(offsetof(Header, lr_bits) == 24);
+static_assert(offsetof(Header, sparse_slices) == 28);
+static_assert(offsetof(Header, wait_ms) == 32);
+static_assert(offsetof(Header, reserved) == 36);
+
+// One entry of a push's sparse table: the slice (its index among the server's slices) whose
+// gradient travels as `rows` rows, named by that many ids in the id array.
+struct SparseEntry {
+  std::uint32_t slice = 0;
+  std::uint32_t reserved = 0;  // zero
+  std::int64_t rows = 0;
+};
+inline constexpr std::size_t kSparseEntryBytes = 16;
+static_assert(std::is_standard_layout_v<SparseEntry>);
+static_assert(sizeof(SparseEntry) == kSparseEntryBytes);
+static_assert(offsetof(SparseEntry, slice) == 0);
+static_assert(offsetof(SparseEntry, rows) == 8);
+
+// Longest text a body may carry (a checkpoint directory, a shard manifest, the stats).
+inline constexpr std::size_t kMaxTextBytes = std::size_t{1} << 20;
+
+// A decoded body. `ids` is an i64 tensor of every sparse entry's row ids, entry after
+// entry (undefined when there are none); `text` is whatever follows.
+struct Body {
+  Header header;
+  std::vector<SparseEntry> sparse;
+  Tensor ids;
+  std::string text;
+
+  Type type() const { return static_cast<Type>(header.type); }
+  float lr() const;
+};
+
+Body make_body(Type type);
+void set_lr(Header& header, float lr);
+
+// Appends the row ids of the sparse entries, in table order, after the table.
+std::string encode(const Body& body);
+// Throws InvalidArgument, naming the field, for a body that is not a well-formed PS body of
+// this wire version: unknown type or flags, a nonzero reserved field, a sparse table or id
+// array longer than the body, negative row counts, text longer than kMaxTextBytes.
+// Checks sizes against the body only: a server checks them against its slices.
+Body decode(std::string_view bytes);
+
+}  // namespace trib::ps::proto

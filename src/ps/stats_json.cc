@@ -1,0 +1,38 @@
+#include "ps/stats_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "trib/core/error.h"
+
+namespace trib::ps {
+
+using json = nlohmann::json;
+
+std::string stats_to_json(const PsStats& s) {
+  namespace k = stats_key;
+  return json{{k::kBytesIn, s.bytes_in},     {k::kBytesOut, s.bytes_out},       {k::kRequests, s.requests},
+              {k::kApplied, s.applied},      {k::kDroppedLate, s.dropped_late}, {k::kRefused, s.refused},
+              {k::kMaxClockGap, s.max_clock_gap}, {k::kStaleness, s.staleness}}
+      .dump();
+}
+
+PsStats stats_from_json(const std::string& text, const std::string& source) {
+  namespace k = stats_key;
+  PsStats s;
+  try {
+    json j = json::parse(text);
+    s.bytes_in = j.at(k::kBytesIn).get<std::uint64_t>();
+    s.bytes_out = j.at(k::kBytesOut).get<std::uint64_t>();
+    s.requests = j.at(k::kRequests).get<std::uint64_t>();
+    s.applied = j.at(k::kApplied).get<std::uint64_t>();
+    s.dropped_late = j.at(k::kDroppedLate).get<std::uint64_t>();
+    s.refused = j.at(k::kRefused).get<std::uint64_t>();
+    s.max_clock_gap = j.at(k::kMaxClockGap).get<std::int64_t>();
+    s.staleness = j.at(k::kStaleness).get<decltype(s.staleness)>();
+  } catch (const json::exception& e) {
+    throw InvalidArgument(fmt::format("{}: malformed stats reply: {}", source, e.what()));
+  }
+  return s;
+}
+
+}  // namespace trib::ps

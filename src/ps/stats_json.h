@@ -1,0 +1,28 @@
+// A server's counters as they travel in a stats reply: JSON under the field names below,
+// written by the server and read by the chief's end-of-run report from this one place.
+#pragma once
+
+#include <string>
+
+#include "trib/ps/ps_server.h"
+
+namespace trib::ps::stats_key {
+
+inline constexpr const char* kBytesIn = "bytes_in";
+inline constexpr const char* kBytesOut = "bytes_out";
+inline constexpr const char* kRequests = "requests";
+inline constexpr const char* kApplied = "applied";
+inline constexpr const char* kDroppedLate = "dropped_late";
+inline constexpr const char* kRefused = "refused";
+inline constexpr const char* kMaxClockGap = "max_clock_gap";
+inline constexpr const char* kStaleness = "staleness";
+
+}  // namespace trib::ps::stats_key
+
+namespace trib::ps {
+
+std::string stats_to_json(const PsStats& stats);
+// Throws InvalidArgument naming `source` and the field for a reply that lacks one.
+PsStats stats_from_json(const std::string& text, const std::string& source);
+
+}  // namespace trib::ps
