@@ -7,6 +7,8 @@ packages=(
   build-essential cmake ninja-build clang pkg-config
   libdnnl-dev librdkafka-dev libssl-dev libyaml-cpp-dev libcli11-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
+  # cluster.store: etcd://...: libcurl for etcd's JSON gateway; etcd-server for its tests.
+  libcurl4-openssl-dev etcd-server
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist kcat iperf3 iproute2
   python3 python3-torch openmpi-bin libopenmpi-dev

@@ -1,0 +1,37 @@
+// How EtcdStore and EtcdRegistry reach an etcd cluster: which members, under which key
+// prefix, and how long they keep trying when members are down.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "trib/cluster/etcd_url.h"
+
+namespace trib::cluster {
+
+struct EtcdOptions {
+  std::vector<EtcdEndpoint> endpoints;  // from parse_etcd_url; at least one
+  // Every key of the job lives under this prefix, so that jobs share an etcd cluster.
+  std::string prefix = "/trib/job/";
+  // One operation, failover included: past it, Unavailable names every endpoint and its
+  // last error. A 3-member cluster re-elects a leader in about one election timeout (1 s).
+  std::chrono::milliseconds operation_timeout{10000};
+  // One HTTP attempt at one member; a member cut off from the quorum answers nothing, so
+  // this is how soon the next one is tried.
+  std::chrono::milliseconds attempt_timeout{2000};
+  std::chrono::milliseconds connect_timeout{500};
+  // Backoff between rounds over all endpoints: doubles from min to max.
+  std::chrono::milliseconds backoff_min{50};
+  std::chrono::milliseconds backoff_max{1000};
+  // Largest response (or one watch message) accepted; larger ones are refused as corrupt
+  // before they are buffered whole.
+  std::size_t max_response_bytes = std::size_t{64} << 20;
+};
+
+// The options for `cluster.store` URL `url` and job `job`: keys under /trib/<job>/.
+// Throws InvalidArgument for a bad URL or a job name with '/'.
+EtcdOptions etcd_options(std::string_view url, const std::string& job);
+
+}  // namespace trib::cluster

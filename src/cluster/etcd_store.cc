@@ -1,0 +1,175 @@
+#include "trib/cluster/etcd_store.h"
+
+#include <charconv>
+#include <random>
+#include <unordered_map>
+
+#include "cluster/etcd_base64.h"
+#include "cluster/etcd_http.h"
+#include "trib/core/error.h"
+
+namespace trib::cluster {
+
+using etcd::base64_decode;
+using etcd::base64_encode;
+using etcd::int_field;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// The revision of the last read per store and thread: a thread's wait must start after its
+// own read, not another thread's later one, or a change between the two would be missed.
+std::int64_t& last_read_revision(std::uint64_t store) {
+  thread_local std::unordered_map<std::uint64_t, std::int64_t> revisions;
+  return revisions[store];
+}
+
+std::uint64_t random_id() {
+  std::random_device rd;
+  return (std::uint64_t{rd()} << 32) ^ rd();
+}
+
+std::int64_t parse_counter(const std::string& text, const std::string& key) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  TRIB_CHECK(ec == std::errc() && end == text.data() + text.size(), InvalidArgument,
+             "etcd store: key '{}' holds '{}', not an integer to add to", key, text.substr(0, 40));
+  return v;
+}
+
+}  // namespace
+
+EtcdOptions etcd_options(std::string_view url, const std::string& job) {
+  TRIB_CHECK(!job.empty() && job.find('/') == std::string::npos, InvalidArgument,
+             "etcd store: job name '{}' cannot be a key prefix: it must be non-empty and without '/'", job);
+  EtcdOptions o;
+  o.endpoints = parse_etcd_url(url);
+  o.prefix = "/trib/" + job + "/";
+  return o;
+}
+
+EtcdStore::EtcdStore(EtcdOptions options)
+    : http_(std::make_unique<etcd::Http>(std::move(options))),
+      kv_prefix_(http_->options().prefix + "kv/"),
+      id_(random_id()) {
+  receipt_key_ = fmt::format("{}receipts/{:016x}", http_->options().prefix, id_);
+}
+
+EtcdStore::~EtcdStore() {
+  // The receipt only matters while an add is in doubt; a failure here leaves one small key.
+  try {
+    http_->post("/v3/kv/deleterange", {{"key", base64_encode(receipt_key_)}}, "removing this store's receipt",
+                Clock::now() + std::chrono::milliseconds(1000));
+  } catch (const Error&) {
+  }
+}
+
+void EtcdStore::saw_revision(std::int64_t revision) {
+  std::int64_t& r = last_read_revision(id_);
+  r = std::max(r, revision);
+}
+
+void EtcdStore::set(const std::string& key, const std::string& value) {
+  json r = http_->post("/v3/kv/put", {{"key", base64_encode(full(key))}, {"value", base64_encode(value)}},
+                       fmt::format("put '{}'", full(key)), http_->deadline());
+  saw_revision(int_field(r["header"], "revision"));
+}
+
+std::optional<std::string> EtcdStore::try_get(const std::string& key) {
+  std::string what = fmt::format("get '{}'", full(key));
+  json r = http_->post("/v3/kv/range", {{"key", base64_encode(full(key))}}, what, http_->deadline());
+  saw_revision(int_field(r["header"], "revision"));
+  if (!r.contains("kvs") || !r["kvs"].is_array() || r["kvs"].empty()) return std::nullopt;
+  const json& kv = r["kvs"][0];
+  return base64_decode(kv.value("value", ""), what);
+}
+
+std::int64_t EtcdStore::add(const std::string& key, std::int64_t delta) {
+  const std::string k = full(key);
+  const std::string what = fmt::format("add to '{}'", k);
+  const std::int64_t seq = ++adds_;
+  const auto deadline = http_->deadline();
+  for (;;) {
+    json r = http_->post("/v3/kv/range", {{"key", base64_encode(k)}}, what, deadline);
+    std::int64_t now = 0, mod = 0;
+    if (r.contains("kvs") && r["kvs"].is_array() && !r["kvs"].empty()) {
+      now = parse_counter(base64_decode(r["kvs"][0].value("value", ""), what), k);
+      mod = int_field(r["kvs"][0], "mod_revision");
+    }
+    std::int64_t next = 0;
+    TRIB_CHECK(!__builtin_add_overflow(now, delta, &next), InvalidArgument,
+               "etcd store: adding {} to key '{}' ({}) overflows", delta, k, now);
+    std::string receipt = fmt::format("{} {}", seq, next);
+    json txn = {
+        {"compare", json::array({{{"key", base64_encode(k)},
+                                  {"target", "MOD"},
+                                  {"result", "EQUAL"},
+                                  {"mod_revision", std::to_string(mod)}}})},
+        {"success", json::array({{{"request_put", {{"key", base64_encode(k)}, {"value", base64_encode(std::to_string(next))}}}},
+                                 {{"request_put", {{"key", base64_encode(receipt_key_)}, {"value", base64_encode(receipt)}}}}})},
+        {"failure", json::array({{{"request_range", {{"key", base64_encode(receipt_key_)}}}}})}};
+    json t = http_->post("/v3/kv/txn", txn, what, deadline);
+    saw_revision(int_field(t["header"], "revision"));
+    if (t.value("succeeded", false)) return next;
+    // Lost the race, or won it in an attempt whose reply was lost: the receipt tells which.
+    if (t.contains("responses") && t["responses"].is_array() && !t["responses"].empty()) {
+      const json& rr = t["responses"][0]["response_range"];
+      if (rr.contains("kvs") && rr["kvs"].is_array() && !rr["kvs"].empty()) {
+        std::string mine = base64_decode(rr["kvs"][0].value("value", ""), what);
+        auto space = mine.find(' ');
+        if (space != std::string::npos && mine.substr(0, space) == std::to_string(seq))
+          return parse_counter(mine.substr(space + 1), receipt_key_);
+      }
+    }
+    TRIB_CHECK(Clock::now() < deadline, Timeout, "etcd store: add to '{}' kept losing the race for {} ms", k,
+               http_->options().operation_timeout.count());
+  }
+}
+
+std::map<std::string, std::string> EtcdStore::scan(const std::string& prefix) {
+  std::string p = full(prefix);
+  std::string what = fmt::format("scan '{}'", p);
+  json r = http_->post("/v3/kv/range",
+                       {{"key", base64_encode(p)}, {"range_end", base64_encode(etcd::prefix_end(p))}}, what,
+                       http_->deadline());
+  saw_revision(int_field(r["header"], "revision"));
+  std::map<std::string, std::string> out;
+  if (!r.contains("kvs") || !r["kvs"].is_array()) return out;
+  for (const json& kv : r["kvs"]) {
+    std::string key = base64_decode(kv.value("key", ""), what);
+    TRIB_CHECK(key.starts_with(kv_prefix_), Corruption, "etcd store: scan '{}' returned key '{}' outside it", p, key);
+    out.emplace(key.substr(kv_prefix_.size()), base64_decode(kv.value("value", ""), what));
+  }
+  return out;
+}
+
+void EtcdStore::erase(const std::string& key) {
+  json r = http_->post("/v3/kv/deleterange", {{"key", base64_encode(full(key))}},
+                       fmt::format("delete '{}'", full(key)), http_->deadline());
+  saw_revision(int_field(r["header"], "revision"));
+}
+
+void EtcdStore::wait_for_change(Clock::time_point until) {
+  std::int64_t from = last_read_revision(id_);
+  if (from == 0) {  // nothing read yet in this thread: changes from now on
+    json r = http_->post("/v3/kv/range", {{"key", base64_encode(kv_prefix_)}, {"count_only", true}},
+                         "reading the current revision", http_->deadline());
+    from = int_field(r["header"], "revision");
+    saw_revision(from);
+  }
+  json watch = {{"create_request",
+                 {{"key", base64_encode(kv_prefix_)},
+                  {"range_end", base64_encode(etcd::prefix_end(kv_prefix_))},
+                  {"start_revision", std::to_string(from + 1)}}}};
+  // A watch on a member that froze would hear nothing; the caller rereads after each round.
+  auto round_end = std::min(until, Clock::now() + 5 * http_->options().attempt_timeout);
+  http_->stream("/v3/watch", watch, fmt::format("watch '{}'", kv_prefix_), round_end, [](const json& result) {
+    // Stop at the first change, or when etcd cancels the watch (its start was compacted):
+    // either way the caller must read again.
+    bool events = result.contains("events") && result["events"].is_array() && !result["events"].empty();
+    return !(events || result.value("canceled", false));
+  });
+}
+
+}  // namespace trib::cluster

@@ -1,0 +1,172 @@
+// EtcdStore against a real 3-member etcd cluster on loopback (Debian's etcd-server): the
+// store's operations across members, and what happens when a member is killed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "integration/cluster/etcd_test_cluster.h"
+#include "trib/cluster/etcd_store.h"
+#include "trib/core/error.h"
+
+namespace trib::cluster {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::EtcdTestCluster;
+
+// The same cluster listed from another member first, so two stores talk to different ones.
+EtcdOptions rotated(EtcdOptions o, int by) {
+  std::rotate(o.endpoints.begin(), o.endpoints.begin() + by, o.endpoints.end());
+  return o;
+}
+
+class EtcdStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!EtcdTestCluster::binary())
+      GTEST_SKIP() << "etcd is not installed (Debian package etcd-server; scripts/install-deps.sh installs it)";
+    etcd_ = std::make_unique<EtcdTestCluster>(3);
+  }
+  std::unique_ptr<EtcdTestCluster> etcd_;
+};
+
+TEST_F(EtcdStoreTest, SetGetAddAndScanAcrossMembers) {
+  EtcdStore a(etcd_->options("job1"));
+  EtcdStore b(rotated(etcd_->options("job1"), 2));
+  EtcdStore other_job(etcd_->options("job2"));
+  EXPECT_FALSE(a.try_get("addr/ps/0"));
+  a.set("addr/ps/0", "10.0.0.1:7000");
+  EXPECT_EQ(b.get("addr/ps/0", 5000ms), "10.0.0.1:7000");
+  EXPECT_FALSE(other_job.try_get("addr/ps/0")) << "jobs share the cluster but not their keys";
+  std::string binary("a\0b\xff", 4);
+  b.set("addr/blob", binary);
+  EXPECT_EQ(a.try_get("addr/blob"), binary);
+  EXPECT_EQ(a.add("n", 1), 1);
+  EXPECT_EQ(b.add("n", 5), 6);
+  EXPECT_EQ(a.add("n", -2), 4);
+  EXPECT_EQ(a.try_get("n"), "4");
+  auto scan = b.scan("addr/");
+  EXPECT_EQ(scan.size(), 2u);
+  EXPECT_EQ(scan["addr/ps/0"], "10.0.0.1:7000");  // full keys, as MemoryStore::scan gives
+  a.erase("addr/blob");
+  EXPECT_FALSE(b.try_get("addr/blob"));
+  a.wait({"addr/ps/0", "n"}, 1000ms);
+}
+
+TEST_F(EtcdStoreTest, ConcurrentAddsThroughDifferentMembersEachGetADistinctValue) {
+  constexpr int kThreads = 4, kAdds = 20;
+  std::vector<std::unique_ptr<EtcdStore>> stores;
+  for (int t = 0; t < kThreads; ++t) stores.push_back(std::make_unique<EtcdStore>(rotated(etcd_->options("j"), t % 3)));
+  std::vector<std::future<std::vector<std::int64_t>>> results;
+  for (int t = 0; t < kThreads; ++t)
+    results.push_back(std::async(std::launch::async, [&, t] {
+      std::vector<std::int64_t> got;
+      for (int i = 0; i < kAdds; ++i) got.push_back(stores[t]->add("counter", 1));
+      return got;
+    }));
+  std::set<std::int64_t> all;
+  for (auto& r : results)
+    for (std::int64_t v : r.get()) all.insert(v);
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(kThreads * kAdds)) << "two adds returned the same value";
+  EXPECT_EQ(*all.begin(), 1);
+  EXPECT_EQ(*all.rbegin(), kThreads * kAdds);
+  EXPECT_EQ(stores[0]->try_get("counter"), std::to_string(kThreads * kAdds));
+}
+
+TEST_F(EtcdStoreTest, AWaitingGetWakesOnAWriteThroughAnotherMember) {
+  EtcdStore waiter(etcd_->options("j"));
+  EtcdStore writer(rotated(etcd_->options("j"), 1));
+  std::atomic<bool> written{false};
+  auto got = std::async(std::launch::async, [&] {
+    std::string v = waiter.get("late", 20000ms);
+    return std::make_pair(v, written.load());
+  });
+  // The waiter is parked in a watch (or about to be): the write must reach it either way.
+  std::this_thread::sleep_for(300ms);
+  writer.set("unrelated", "x");
+  written = true;
+  writer.set("late", "here");
+  auto [value, after_write] = got.get();
+  EXPECT_EQ(value, "here");
+  EXPECT_TRUE(after_write);
+}
+
+TEST_F(EtcdStoreTest, KillingAnyOneMemberLosesNothing) {
+  // Member 0 is the one both stores reach first: it is the one killed.
+  EtcdStore a(etcd_->options("j"));
+  EtcdStore b(rotated(etcd_->options("j"), 0));
+  a.set("before", "1");
+  EXPECT_EQ(a.add("n", 1), 1);
+  auto waiting = std::async(std::launch::async, [&] { return b.get("after", 30000ms); });
+  std::this_thread::sleep_for(200ms);
+  etcd_->kill(0);
+  ASSERT_FALSE(etcd_->running(0));
+  // Writes, reads, adds and the parked watch all go on through the two members left.
+  a.set("after", "2");
+  EXPECT_EQ(waiting.get(), "2");
+  EXPECT_EQ(b.try_get("before"), "1");
+  EXPECT_EQ(b.add("n", 1), 2);
+  EXPECT_EQ(a.add("n", 1), 3);
+  EtcdStore late(etcd_->options("j"));  // a newcomer listing the dead member first
+  EXPECT_EQ(late.get("after", 5000ms), "2");
+}
+
+TEST_F(EtcdStoreTest, AddRefusesANonInteger) {
+  EtcdStore s(etcd_->options("j"));
+  s.set("name", "abc");
+  try {
+    s.add("name", 1);
+    FAIL() << "add to a non-integer succeeded";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("key '/trib/j/kv/name' holds 'abc', not an integer"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(EtcdStoreTest, AReplyOverTheLimitIsRefusedNamingTheEndpointAndKey) {
+  EtcdStore writer(etcd_->options("j"));
+  writer.set("big", std::string(4000, 'x'));
+  EtcdOptions small = etcd_->options("j");
+  small.max_response_bytes = 1000;
+  EtcdStore reader(small);
+  try {
+    reader.try_get("big");
+    FAIL() << "a 4000-byte value came through a 1000-byte limit";
+  } catch (const Corruption& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("127.0.0.1:"), std::string::npos) << what;
+    EXPECT_NE(what.find("'/trib/j/kv/big'"), std::string::npos) << what;
+    EXPECT_NE(what.find("1000-byte limit"), std::string::npos) << what;
+  }
+}
+
+TEST(EtcdStoreUnavailable, WhenNoMemberAnswersTheErrorNamesEveryEndpointAndTheKey) {
+  // Ports nothing listens on (a cluster started and stopped, to get ports that were free).
+  std::string url;
+  {
+    if (!EtcdTestCluster::binary()) GTEST_SKIP() << "etcd is not installed (Debian package etcd-server)";
+    EtcdTestCluster gone(1);
+    url = gone.url() + ",127.0.0.1:1";
+  }
+  EtcdOptions o = etcd_options(url, "j");
+  o.operation_timeout = 800ms;
+  o.attempt_timeout = 200ms;
+  EtcdStore s(o);
+  try {
+    s.set("k", "v");
+    FAIL() << "set succeeded with no etcd member up";
+  } catch (const Unavailable& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("put '/trib/j/kv/k'"), std::string::npos) << what;
+    EXPECT_NE(what.find("no member answered"), std::string::npos) << what;
+    EXPECT_NE(what.find(o.endpoints[0].to_string() + ": "), std::string::npos) << what;
+    EXPECT_NE(what.find("127.0.0.1:1: "), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace trib::cluster
