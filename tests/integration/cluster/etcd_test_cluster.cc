@@ -49,20 +49,32 @@ std::size_t append(char* data, std::size_t size, std::size_t n, void* out) {
   return size * n;
 }
 
-// GET http://127.0.0.1:port/health: {"health":"true"} once the member has a leader.
-bool healthy(int port) {
+// GET (or POST `post`) http://127.0.0.1:port/path; "" if it fails.
+std::string fetch(int port, const std::string& path, const char* post = nullptr) {
   CURL* c = curl_easy_init();
-  if (!c) return false;
-  std::string url = fmt::format("http://127.0.0.1:{}/health", port), body;
+  if (!c) return "";
+  std::string url = fmt::format("http://127.0.0.1:{}{}", port, path), body;
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  if (post) curl_easy_setopt(c, CURLOPT_POSTFIELDS, post);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 1000L);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &append);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
-  bool ok = curl_easy_perform(c) == CURLE_OK && body.find("\"health\":\"true\"") != std::string::npos;
+  bool ok = curl_easy_perform(c) == CURLE_OK;
   curl_easy_cleanup(c);
-  return ok;
+  return ok ? body : "";
+}
+
+// {"health":"true"} once the member has a leader.
+bool healthy(int port) { return fetch(port, "/health").find("\"health\":\"true\"") != std::string::npos; }
+
+// A quoted decimal field of a JSON reply ("member_id":"123"), found without a parser.
+std::string field(const std::string& body, const std::string& name) {
+  auto at = body.find("\"" + name + "\":\"");
+  if (at == std::string::npos) return "";
+  at += name.size() + 4;
+  return body.substr(at, body.find('"', at) - at);
 }
 
 }  // namespace
@@ -150,6 +162,16 @@ void EtcdTestCluster::kill(int member) {
     std::this_thread::sleep_for(10ms);
   }
   TRIB_CHECK(m.process->exited(), Timeout, "etcd test cluster: member {} did not die from SIGKILL", m.name);
+}
+
+int EtcdTestCluster::leader() {
+  for (int i = 0; i < size(); ++i) {
+    if (!running(i)) continue;
+    std::string status = fetch(members_[i].client_port, "/v3/maintenance/status", "{}");
+    std::string id = field(status, "member_id");
+    if (!id.empty() && id == field(status, "leader")) return i;
+  }
+  return -1;
 }
 
 bool EtcdTestCluster::running(int member) {

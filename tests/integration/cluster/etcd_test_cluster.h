@@ -30,6 +30,8 @@ class EtcdTestCluster {
   int size() const { return static_cast<int>(members_.size()); }
 
   void kill(int member);  // SIGKILL, then reap
+  // The member that leads the raft group now, as its members report it; -1 if none does.
+  int leader();
   bool running(int member);
   // Waits until member reports healthy (it has a leader); false at the deadline.
   bool wait_healthy(int member, std::chrono::milliseconds timeout);
