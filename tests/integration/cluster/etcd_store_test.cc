@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "integration/cluster/etcd_reply_dropper.h"
 #include "integration/cluster/etcd_test_cluster.h"
 #include "trib/cluster/etcd_store.h"
 #include "trib/core/error.h"
@@ -117,6 +118,21 @@ TEST_F(EtcdStoreTest, KillingTheLeaderLosesNothing) {
   EtcdStore late(rotated(etcd_->options("j"), victim));  // a newcomer listing the dead member first
   EXPECT_EQ(late.get("after", 5000ms), "2");
   EXPECT_EQ(late.add("n", 1), 4);
+}
+
+TEST_F(EtcdStoreTest, AnAddWhoseReplyIsLostIsAppliedOnce) {
+  // The first member is reached through a proxy that loses the reply to one transaction
+  // after etcd applied it: the store retries on the next member, and must not add twice.
+  testing::EtcdReplyDropper dropper(etcd_->client_port(0));
+  EtcdOptions o = etcd_->options("j");
+  o.endpoints[0] = parse_etcd_url("etcd://" + dropper.address())[0];
+  EtcdStore s(o);
+  EXPECT_EQ(s.add("n", 5), 5);
+  dropper.drop_replies_to("/v3/kv/txn", 1);
+  EXPECT_EQ(s.add("n", 1), 6);
+  EXPECT_EQ(dropper.dropped(), 1) << "no reply was lost, so this tested nothing";
+  EXPECT_EQ(EtcdStore(etcd_->options("j")).try_get("n"), "6") << "the add was applied twice";
+  EXPECT_EQ(s.add("n", 1), 7);
 }
 
 TEST_F(EtcdStoreTest, AddRefusesANonInteger) {

@@ -28,6 +28,7 @@ class EtcdTestCluster {
   // Options for a store or registry of job `job`, with short timeouts for tests.
   EtcdOptions options(const std::string& job) const;
   int size() const { return static_cast<int>(members_.size()); }
+  int client_port(int member) const { return members_.at(static_cast<std::size_t>(member)).client_port; }
 
   void kill(int member);  // SIGKILL, then reap
   // The member that leads the raft group now, as its members report it; -1 if none does.
