@@ -15,7 +15,7 @@ Lease::Lease(std::shared_ptr<Http> http, std::chrono::milliseconds ttl, std::str
                                  fmt::format("granting a {} s lease for {}", ttl_.count(), what_), http_->deadline());
   id_ = int_field(r, "ID");
   TRIB_CHECK(id_ != 0 && int_field(r, "TTL") > 0, Unavailable, "etcd: granting a lease for {} failed: {}", what_,
-             r.value("error", r.dump().substr(0, 200)));
+             r.dump().substr(0, 200));
 }
 
 Lease::~Lease() {

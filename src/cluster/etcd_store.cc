@@ -3,6 +3,7 @@
 #include <charconv>
 #include <random>
 #include <unordered_map>
+#include <utility>
 
 #include "cluster/etcd_base64.h"
 #include "cluster/etcd_http.h"
@@ -18,11 +19,16 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// The revision of the last read per store and thread: a thread's wait must start after its
-// own read, not another thread's later one, or a change between the two would be missed.
-std::int64_t& last_read_revision(std::uint64_t store) {
-  thread_local std::unordered_map<std::uint64_t, std::int64_t> revisions;
-  return revisions[store];
+// What a thread has read from a store since its last wait: a wait must watch from just after
+// the earliest of those reads (Store::wait reads several keys, then waits), and from this
+// thread's reads, not another thread's later ones, or a change in between would be missed.
+struct ReadsSinceWait {
+  std::int64_t earliest = 0;  // 0: no read since the last wait
+};
+
+ReadsSinceWait& reads_since_wait(std::uint64_t store) {
+  thread_local std::unordered_map<std::uint64_t, ReadsSinceWait> reads;
+  return reads[store];
 }
 
 std::uint64_t random_id() {
@@ -66,8 +72,8 @@ EtcdStore::~EtcdStore() {
 }
 
 void EtcdStore::saw_revision(std::int64_t revision) {
-  std::int64_t& r = last_read_revision(id_);
-  r = std::max(r, revision);
+  std::int64_t& r = reads_since_wait(id_).earliest;
+  r = r == 0 ? revision : std::min(r, revision);
 }
 
 void EtcdStore::set(const std::string& key, const std::string& value) {
@@ -151,12 +157,11 @@ void EtcdStore::erase(const std::string& key) {
 }
 
 void EtcdStore::wait_for_change(Clock::time_point until) {
-  std::int64_t from = last_read_revision(id_);
-  if (from == 0) {  // nothing read yet in this thread: changes from now on
+  std::int64_t from = std::exchange(reads_since_wait(id_).earliest, 0);
+  if (from == 0) {  // nothing read since the last wait: changes from now on
     json r = http_->post("/v3/kv/range", {{"key", base64_encode(kv_prefix_)}, {"count_only", true}},
                          "reading the current revision", http_->deadline());
     from = int_field(r["header"], "revision");
-    saw_revision(from);
   }
   json watch = {{"create_request",
                  {{"key", base64_encode(kv_prefix_)},

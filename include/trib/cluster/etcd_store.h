@@ -35,8 +35,9 @@ class EtcdStore final : public Store {
   void erase(const std::string& key);
 
  protected:
-  // Watches the job's keys from the revision this thread last read, so a change made since
-  // that read is never missed; returns on the first change, or at `until`.
+  // Watches the job's keys from the earliest revision this thread read since its last wait,
+  // so a change made after those reads is never missed; returns on the first change, or at
+  // `until`.
   void wait_for_change(std::chrono::steady_clock::time_point until) override;
 
  private:
@@ -46,7 +47,7 @@ class EtcdStore final : public Store {
   std::unique_ptr<etcd::Http> http_;
   std::string kv_prefix_;
   std::string receipt_key_;           // this store's receipt of its last add
-  std::uint64_t id_;                  // tells apart this store's read revisions in a thread
+  std::uint64_t id_;                  // tells apart this store's reads in a thread
   std::atomic<std::int64_t> adds_{0};
 };
 

@@ -8,7 +8,8 @@
 #include <set>
 #include <thread>
 
-#include "integration/cluster/etcd_reply_dropper.h"
+#include "cluster/etcd_base64.h"
+#include "integration/cluster/etcd_fault_proxy.h"
 #include "integration/cluster/etcd_test_cluster.h"
 #include "trib/cluster/etcd_store.h"
 #include "trib/core/error.h"
@@ -123,7 +124,7 @@ TEST_F(EtcdStoreTest, KillingTheLeaderLosesNothing) {
 TEST_F(EtcdStoreTest, AnAddWhoseReplyIsLostIsAppliedOnce) {
   // The first member is reached through a proxy that loses the reply to one transaction
   // after etcd applied it: the store retries on the next member, and must not add twice.
-  testing::EtcdReplyDropper dropper(etcd_->client_port(0));
+  testing::EtcdFaultProxy dropper(etcd_->client_port(0));
   EtcdOptions o = etcd_->options("j");
   o.endpoints[0] = parse_etcd_url("etcd://" + dropper.address())[0];
   EtcdStore s(o);
@@ -133,6 +134,32 @@ TEST_F(EtcdStoreTest, AnAddWhoseReplyIsLostIsAppliedOnce) {
   EXPECT_EQ(dropper.dropped(), 1) << "no reply was lost, so this tested nothing";
   EXPECT_EQ(EtcdStore(etcd_->options("j")).try_get("n"), "6") << "the add was applied twice";
   EXPECT_EQ(s.add("n", 1), 7);
+}
+
+TEST_F(EtcdStoreTest, AWaitForSeveralKeysSeesAKeyWrittenWhileItReadTheOthers) {
+  // Store::wait reads a (missing), then b; a is written while the read of b is held at the
+  // proxy. The wait must watch from just after its read of a: from after its read of b, it
+  // would miss a's write and sit in its watch until its deadline (the watch rounds here are
+  // as long as the deadline), to find a only then. So the check is that it wakes well
+  // before its deadline: a liveness bound, hundreds of times what the wake takes.
+  testing::EtcdFaultProxy proxy(etcd_->client_port(0));
+  EtcdOptions o = etcd_->options("j");
+  o.endpoints = {parse_etcd_url("etcd://" + proxy.address())[0]};
+  o.attempt_timeout = 120s;
+  o.operation_timeout = 120s;
+  EtcdStore waiter(o);
+  EtcdStore writer(rotated(etcd_->options("j"), 1));
+  writer.set("b", "2");
+  proxy.hold_requests_containing(etcd::base64_encode("/trib/j/kv/b"));
+  auto waited = std::async(std::launch::async, [&] { waiter.wait({"a", "b"}, 60000ms); });
+  auto until = std::chrono::steady_clock::now() + 20s;
+  while (proxy.held() == 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(proxy.held(), 1) << "the waiter never read b";
+  writer.set("a", "1");
+  proxy.release();
+  ASSERT_EQ(waited.wait_for(30s), std::future_status::ready)
+      << "the wait missed a's write, made between its reads, and sat in its watch";
+  EXPECT_NO_THROW(waited.get());
 }
 
 TEST_F(EtcdStoreTest, AddRefusesANonInteger) {

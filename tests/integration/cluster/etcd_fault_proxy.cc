@@ -1,4 +1,4 @@
-#include "integration/cluster/etcd_reply_dropper.h"
+#include "integration/cluster/etcd_fault_proxy.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -35,7 +35,7 @@ bool send_all(int fd, const char* p, std::size_t n) {
 
 }  // namespace
 
-EtcdReplyDropper::EtcdReplyDropper(int upstream_port) : upstream_port_(upstream_port) {
+EtcdFaultProxy::EtcdFaultProxy(int upstream_port) : upstream_port_(upstream_port) {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -43,24 +43,31 @@ EtcdReplyDropper::EtcdReplyDropper(int upstream_port) : upstream_port_(upstream_
   socklen_t len = sizeof a;
   if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
       ::listen(listen_fd_, 16) != 0 || ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-    throw IoError("reply dropper: cannot listen on loopback");
+    throw IoError("fault proxy: cannot listen on loopback");
   port_ = ntohs(a.sin_port);
   acceptor_ = std::thread([this] { serve(); });
 }
 
-EtcdReplyDropper::~EtcdReplyDropper() {
+EtcdFaultProxy::~EtcdFaultProxy() {
   stop_ = true;
   acceptor_.join();
   for (auto& t : relays_) t.join();
   ::close(listen_fd_);
 }
 
-void EtcdReplyDropper::drop_replies_to(const std::string& path, int n) {
+void EtcdFaultProxy::drop_replies_to(const std::string& path, int n) {
   path_ = path;
   to_drop_ = n;
 }
 
-void EtcdReplyDropper::serve() {
+void EtcdFaultProxy::hold_requests_containing(const std::string& needle) {
+  hold_ = needle;
+  holding_ = true;
+}
+
+void EtcdFaultProxy::release() { holding_ = false; }
+
+void EtcdFaultProxy::serve() {
   while (!stop_) {
     pollfd p{listen_fd_, POLLIN, 0};
     if (::poll(&p, 1, 50) != 1) continue;
@@ -71,9 +78,9 @@ void EtcdReplyDropper::serve() {
 
 // One client connection (curl opens one per request): bytes both ways until either side
 // closes, except for a reply marked to be lost.
-void EtcdReplyDropper::relay(int client) {
+void EtcdFaultProxy::relay(int client) {
   int upstream = connect_loopback(upstream_port_);
-  bool first = true, dropping = false;
+  bool first = true, dropping = false, held = false;
   char buf[16384];
   pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
   while (upstream >= 0 && !stop_) {
@@ -81,12 +88,17 @@ void EtcdReplyDropper::relay(int client) {
     if (fds[0].revents) {
       ssize_t n = ::recv(client, buf, sizeof buf, 0);
       if (n <= 0) break;
-      if (first && std::string_view(buf, static_cast<std::size_t>(n)).find(path_) != std::string_view::npos &&
-          !path_.empty()) {
+      std::string_view chunk(buf, static_cast<std::size_t>(n));
+      if (first && to_drop_.load() > 0 && chunk.find(path_) != std::string_view::npos) {
         int left = to_drop_.load();
         while (left > 0 && !to_drop_.compare_exchange_weak(left, left - 1)) {
         }
         dropping = left > 0;
+      }
+      if (!held && holding_ && chunk.find(hold_) != std::string_view::npos) {
+        held = true;
+        ++held_;
+        while (holding_ && !stop_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
       first = false;
       if (!send_all(upstream, buf, static_cast<std::size_t>(n))) break;
