@@ -168,7 +168,9 @@ void Http::backoff(int round, Clock::time_point until) {
   std::this_thread::sleep_until(std::min(until, Clock::now() + std::min(wait, options_.backoff_max)));
 }
 
-json Http::post(std::string_view path, const json& body, std::string_view what, Clock::time_point deadline) {
+json Http::post(std::string_view path, const json& body, std::string_view what, Clock::time_point deadline,
+                milliseconds attempt_timeout) {
+  if (attempt_timeout.count() <= 0) attempt_timeout = options_.attempt_timeout;
   Attempt a;
   a.what = what;
   a.body = body.dump();
@@ -181,7 +183,7 @@ json Http::post(std::string_view path, const json& body, std::string_view what, 
     for (std::size_t k = 0; k < eps.size() && Clock::now() < deadline; ++k) {
       std::size_t i = (first + k) % eps.size();
       std::string error = attempt(a, eps[i].base_url() + std::string(path),
-                                  std::min(deadline, Clock::now() + options_.attempt_timeout));
+                                  std::min(deadline, Clock::now() + attempt_timeout));
       if (error.empty()) {
         json reply = json::parse(a.received, nullptr, false);
         if (!reply.is_discarded() && reply.is_object()) {

@@ -29,8 +29,9 @@ class Http {
   // a refusal (HTTP 4xx: InvalidArgument or NotFound with etcd's message), and Unavailable
   // after `deadline`. Every error names the endpoint(s) and `what` (the operation and key).
   // A retried request may have been applied already: callers make their writes idempotent.
+  // `attempt_timeout` (0: the options') bounds each try at one member.
   nlohmann::json post(std::string_view path, const nlohmann::json& body, std::string_view what,
-                      Clock::time_point deadline);
+                      Clock::time_point deadline, std::chrono::milliseconds attempt_timeout = {});
 
   // Opens the stream at `path` (a watch) and hands each message's "result" to `on_result`
   // until it returns false. Returns at `until` as well. A broken stream is reopened on the

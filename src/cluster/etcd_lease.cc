@@ -52,9 +52,11 @@ void Lease::renew_loop() {
     lock.unlock();
     auto sent = Clock::now();
     try {
-      // Each try gets at most what is left of the TTL: past it the lease is gone anyway.
+      // All tries together get what is left of the TTL (past it the lease is gone anyway),
+      // and each member a third of it, so that a frozen member cannot use it all up.
       nlohmann::json r = http_->post("/v3/lease/keepalive", {{"ID", std::to_string(id_)}},
-                                     fmt::format("keeping the lease of {} alive", what_), confirmed + ttl_);
+                                     fmt::format("keeping the lease of {} alive", what_), confirmed + ttl_,
+                                     std::min(period, http_->options().attempt_timeout));
       // A lease etcd no longer has comes back with no TTL.
       if (int_field(r.value("result", nlohmann::json::object()), "TTL") <= 0) {
         alive_ = false;

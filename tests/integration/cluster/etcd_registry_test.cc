@@ -203,5 +203,31 @@ TEST_F(EtcdRegistryTest, LosingTheLeaderLosesNoMemberAndNoGeneration) {
   EXPECT_EQ(seen.members.count("worker/1"), 1u);
 }
 
+TEST_F(EtcdRegistryTest, AFrozenLeaderCostsNoMemberItsLease) {
+  // Frozen, not dead: connections to it open and then hear nothing, so each renewal's try
+  // at it must give up in time for the next member within the TTL, even where requests
+  // may otherwise wait longer than the TTL for one member.
+  int victim = etcd_->leader();
+  ASSERT_GE(victim, 0) << "no member reports being the leader";
+  EtcdOptions o = rotated(etcd_->options("j"), victim);
+  o.attempt_timeout = 3s;
+  EtcdRegistry a(o);
+  auto w0 = a.enter("worker/0", "x", 2000ms);
+  std::int64_t before = a.roster().generation;
+  etcd_->signal(victim, SIGSTOP);
+  struct Wake {
+    EtcdTestCluster& etcd;
+    int member;
+    ~Wake() { etcd.signal(member, SIGCONT); }
+  } wake{*etcd_, victim};
+  std::this_thread::sleep_for(6s);  // three TTLs
+  EXPECT_TRUE(w0->alive());
+  Roster r = a.roster();
+  EXPECT_EQ(r.members.count("worker/0"), 1u);
+  EXPECT_EQ(r.generation, before) << "a frozen etcd member changed the job's membership";
+  auto w1 = a.enter("worker/1", "y", 2000ms);
+  EXPECT_GT(a.roster().generation, before);
+}
+
 }  // namespace
 }  // namespace trib::cluster

@@ -164,6 +164,8 @@ void EtcdTestCluster::kill(int member) {
   TRIB_CHECK(m.process->exited(), Timeout, "etcd test cluster: member {} did not die from SIGKILL", m.name);
 }
 
+void EtcdTestCluster::signal(int member, int sig) { members_.at(static_cast<std::size_t>(member)).process->signal(sig); }
+
 int EtcdTestCluster::leader() {
   for (int i = 0; i < size(); ++i) {
     if (!running(i)) continue;

@@ -31,6 +31,7 @@ class EtcdTestCluster {
   int client_port(int member) const { return members_.at(static_cast<std::size_t>(member)).client_port; }
 
   void kill(int member);  // SIGKILL, then reap
+  void signal(int member, int sig);  // SIGSTOP freezes a member, SIGCONT wakes it
   // The member that leads the raft group now, as its members report it; -1 if none does.
   int leader();
   bool running(int member);
