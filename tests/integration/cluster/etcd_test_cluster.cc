@@ -96,6 +96,25 @@ EtcdTestCluster::EtcdTestCluster(int members) {
   char tmpl[] = "/tmp/trib-etcd-XXXXXX";
   TRIB_CHECK(::mkdtemp(tmpl) != nullptr, IoError, "etcd test cluster: cannot create a directory in /tmp");
   dir_ = tmpl;
+  // A port found free may be taken by another test before etcd binds it: start again on
+  // fresh ports, a few times.
+  for (int attempt = 1;; ++attempt) {
+    try {
+      start(*etcd, members, attempt);
+      return;
+    } catch (const Error&) {
+      members_.clear();
+      std::error_code ec;
+      if (attempt == 3) {
+        fs::remove_all(dir_, ec);
+        throw;
+      }
+      for (const auto& entry : fs::directory_iterator(dir_, ec)) fs::remove_all(entry.path(), ec);
+    }
+  }
+}
+
+void EtcdTestCluster::start(const std::string& etcd, int members, int attempt) {
   std::vector<int> ports = free_ports(2 * members);
   std::vector<std::string> initial;
   for (int i = 0; i < members; ++i) {
@@ -110,7 +129,7 @@ EtcdTestCluster::EtcdTestCluster(int members) {
     std::string client = fmt::format("http://127.0.0.1:{}", m.client_port);
     std::string peer = fmt::format("http://127.0.0.1:{}", m.peer_port);
     // Short raft timers so a lost leader is replaced in well under a second.
-    std::vector<std::string> argv = {*etcd,
+    std::vector<std::string> argv = {etcd,
                                      "--name", m.name,
                                      "--data-dir", (dir_ / m.name).string(),
                                      "--listen-client-urls", client,
@@ -119,7 +138,7 @@ EtcdTestCluster::EtcdTestCluster(int members) {
                                      "--initial-advertise-peer-urls", peer,
                                      "--initial-cluster", fmt::format("{}", fmt::join(initial, ",")),
                                      "--initial-cluster-state", "new",
-                                     "--initial-cluster-token", dir_.filename().string(),
+                                     "--initial-cluster-token", fmt::format("{}-{}", dir_.filename().string(), attempt),
                                      "--heartbeat-interval", "50",
                                      "--election-timeout", "500",
                                      "--logger", "zap",

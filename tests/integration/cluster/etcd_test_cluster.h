@@ -20,7 +20,8 @@ class EtcdTestCluster {
   static std::optional<std::string> binary();
 
   // Starts `members` members and waits (bounded) until every one reports healthy; throws
-  // naming the member and the tail of its log if one exits or stays unhealthy.
+  // naming the member and the tail of its log if one exits or stays unhealthy (after three
+  // tries on fresh ports).
   explicit EtcdTestCluster(int members = 3);
   ~EtcdTestCluster();
 
@@ -46,6 +47,8 @@ class EtcdTestCluster {
     int peer_port = 0;
     std::unique_ptr<ChildProcess> process;
   };
+  void start(const std::string& etcd, int members, int attempt);
+
   std::filesystem::path dir_;
   std::vector<Member> members_;
 };
