@@ -46,15 +46,6 @@ std::int64_t parse_counter(const std::string& text, const std::string& key) {
 
 }  // namespace
 
-EtcdOptions etcd_options(std::string_view url, const std::string& job) {
-  TRIB_CHECK(!job.empty() && job.find('/') == std::string::npos, InvalidArgument,
-             "etcd store: job name '{}' cannot be a key prefix: it must be non-empty and without '/'", job);
-  EtcdOptions o;
-  o.endpoints = parse_etcd_url(url);
-  o.prefix = "/trib/" + job + "/";
-  return o;
-}
-
 EtcdStore::EtcdStore(EtcdOptions options)
     : http_(std::make_unique<etcd::Http>(std::move(options))),
       kv_prefix_(http_->options().prefix + "kv/"),
@@ -64,6 +55,7 @@ EtcdStore::EtcdStore(EtcdOptions options)
 
 EtcdStore::~EtcdStore() {
   // The receipt only matters while an add is in doubt; a failure here leaves one small key.
+  if (adds_ == 0) return;
   try {
     http_->post("/v3/kv/deleterange", {{"key", base64_encode(receipt_key_)}}, "removing this store's receipt",
                 Clock::now() + std::chrono::milliseconds(1000));
@@ -94,6 +86,8 @@ std::optional<std::string> EtcdStore::try_get(const std::string& key) {
 std::int64_t EtcdStore::add(const std::string& key, std::int64_t delta) {
   const std::string k = full(key);
   const std::string what = fmt::format("add to '{}'", k);
+  // One receipt per store: an add in doubt must not find another thread's receipt there.
+  std::lock_guard lock(add_mu_);
   const std::int64_t seq = ++adds_;
   const auto deadline = http_->deadline();
   for (;;) {

@@ -4,10 +4,10 @@
 // leaderless is skipped for the next one, within EtcdOptions' deadlines.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "trib/cluster/etcd_options.h"
@@ -28,7 +28,8 @@ class EtcdStore final : public Store {
   std::optional<std::string> try_get(const std::string& key) override;
   // One compare-and-swap transaction on the key's revision, retried while others win the
   // race. Exactly once even when a member fails mid-request: the transaction also writes a
-  // receipt of this store's, read back when the outcome is in doubt.
+  // receipt of this store's, read back when the outcome is in doubt. Adds through one store
+  // take turns (they share the receipt); stores in other threads or processes do not wait.
   std::int64_t add(const std::string& key, std::int64_t delta) override;
   // Keys starting with prefix, with their values (for status views).
   std::map<std::string, std::string> scan(const std::string& prefix);
@@ -48,7 +49,8 @@ class EtcdStore final : public Store {
   std::string kv_prefix_;
   std::string receipt_key_;           // this store's receipt of its last add
   std::uint64_t id_;                  // tells apart this store's reads in a thread
-  std::atomic<std::int64_t> adds_{0};
+  std::mutex add_mu_;
+  std::int64_t adds_ = 0;  // under add_mu_
 };
 
 }  // namespace trib::cluster
