@@ -114,6 +114,7 @@ struct Http::Attempt {
 Http::Http(EtcdOptions options) : options_(std::move(options)) {
   TRIB_CHECK(!options_.endpoints.empty(), InvalidArgument, "etcd: no endpoints given (expected etcd://host:port,...)");
   TRIB_CHECK(options_.operation_timeout.count() > 0 && options_.attempt_timeout.count() > 0 &&
+                 options_.first_attempt_timeout.count() > 0 &&
                  options_.connect_timeout.count() > 0 && options_.backoff_min.count() > 0 &&
                  options_.backoff_max >= options_.backoff_min && options_.max_response_bytes > 0,
              InvalidArgument, "etcd: timeouts, backoff and max_response_bytes must be positive (backoff_max >= min)");
@@ -180,10 +181,11 @@ json Http::post(std::string_view path, const json& body, std::string_view what, 
   auto start = Clock::now();
   for (int round = 0;; ++round) {
     std::size_t first = current_.load();
+    auto per_member = std::min(attempt_timeout, options_.first_attempt_timeout * (std::int64_t{1} << std::min(round, 16)));
     for (std::size_t k = 0; k < eps.size() && Clock::now() < deadline; ++k) {
       std::size_t i = (first + k) % eps.size();
       std::string error = attempt(a, eps[i].base_url() + std::string(path),
-                                  std::min(deadline, Clock::now() + attempt_timeout));
+                                  std::min(deadline, Clock::now() + per_member));
       if (error.empty()) {
         json reply = json::parse(a.received, nullptr, false);
         if (!reply.is_discarded() && reply.is_object()) {

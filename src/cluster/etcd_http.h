@@ -29,7 +29,8 @@ class Http {
   // a refusal (HTTP 4xx: InvalidArgument or NotFound with etcd's message), and Unavailable
   // after `deadline`. Every error names the endpoint(s) and `what` (the operation and key).
   // A retried request may have been applied already: callers make their writes idempotent.
-  // `attempt_timeout` (0: the options') bounds each try at one member.
+  // `attempt_timeout` (0: the options') bounds each try at one member; the first round's
+  // tries get first_attempt_timeout, doubling each round up to it.
   nlohmann::json post(std::string_view path, const nlohmann::json& body, std::string_view what,
                       Clock::time_point deadline, std::chrono::milliseconds attempt_timeout = {});
 

@@ -18,8 +18,11 @@ struct EtcdOptions {
   // One operation, failover included: past it, Unavailable names every endpoint and its
   // last error. A 3-member cluster re-elects a leader in about one election timeout (1 s).
   std::chrono::milliseconds operation_timeout{10000};
-  // One HTTP attempt at one member; a member cut off from the quorum answers nothing, so
-  // this is how soon the next one is tried.
+  // One HTTP attempt at one member. A member cut off from the quorum, or left without a
+  // leader, holds requests without answering, so the first round over the members gives
+  // each first_attempt_timeout, and each later round twice the last, up to attempt_timeout:
+  // a hung member is left quickly, and a slow but healthy cluster still gets the full time.
+  std::chrono::milliseconds first_attempt_timeout{500};
   std::chrono::milliseconds attempt_timeout{2000};
   std::chrono::milliseconds connect_timeout{500};
   // Backoff between rounds over all endpoints: doubles from min to max.

@@ -210,7 +210,7 @@ TEST_F(EtcdRegistryTest, AFrozenLeaderCostsNoMemberItsLease) {
   int victim = etcd_->leader();
   ASSERT_GE(victim, 0) << "no member reports being the leader";
   EtcdOptions o = rotated(etcd_->options("j"), victim);
-  o.attempt_timeout = 3s;
+  o.first_attempt_timeout = o.attempt_timeout = 3s;
   EtcdRegistry a(o);
   auto w0 = a.enter("worker/0", "x", 2000ms);
   std::int64_t before = a.roster().generation;
