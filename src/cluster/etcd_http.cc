@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -32,6 +33,9 @@ struct CurlDeleter {
 struct HeaderListDeleter {
   void operator()(curl_slist* l) const { curl_slist_free_all(l); }
 };
+
+// Per thread: the caller of post() reads the reply in the same thread, right after.
+thread_local std::string last_answered;
 
 long millis_until(Clock::time_point t) {
   auto ms = std::chrono::duration_cast<milliseconds>(t - Clock::now()).count();
@@ -64,11 +68,13 @@ struct Http::Attempt {
   bool too_large = false;
   bool stopped = false;  // on_result asked to stop
   std::string stream_error;
+  std::exception_ptr failure;  // thrown by on_result
 
   void reset() {
     received.clear();
     too_large = stopped = false;
     stream_error.clear();
+    failure = nullptr;
   }
 
   // Hands every complete line of a stream to on_result; returns false to stop reading.
@@ -107,7 +113,13 @@ struct Http::Attempt {
     long status = 0;
     curl_easy_getinfo(a.curl, CURLINFO_RESPONSE_CODE, &status);
     if (status != 200) return n;  // an error reply: read whole, judged after
-    return a.consume_lines() ? n : 0;
+    // Nothing may be thrown through curl's C frames: kept, and rethrown after it returns.
+    try {
+      return a.consume_lines() ? n : 0;
+    } catch (...) {
+      a.failure = std::current_exception();
+      return 0;
+    }
   }
 };
 
@@ -144,6 +156,7 @@ std::string Http::attempt(Attempt& a, const std::string& url, Clock::time_point 
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 
+  if (a.failure) std::rethrow_exception(a.failure);
   if (a.too_large)
     throw Corruption(fmt::format("etcd {}: {}: the reply exceeds the {}-byte limit", url, a.what,
                                  options_.max_response_bytes));
@@ -190,6 +203,7 @@ json Http::post(std::string_view path, const json& body, std::string_view what, 
         json reply = json::parse(a.received, nullptr, false);
         if (!reply.is_discarded() && reply.is_object()) {
           current_ = i;
+          last_answered = eps[i].to_string();
           return reply;
         }
         error = "the reply is not a JSON object";
@@ -220,6 +234,7 @@ void Http::stream(std::string_view path, const json& body, std::string_view what
     for (std::size_t k = 0; k < eps.size(); ++k) {
       if (Clock::now() >= until) return;
       std::size_t i = (first + k) % eps.size();
+      last_answered = eps[i].to_string();  // for errors about what the stream brings
       if (attempt(a, eps[i].base_url() + std::string(path), until).empty()) {
         current_ = i;
         return;
@@ -232,7 +247,20 @@ void Http::stream(std::string_view path, const json& body, std::string_view what
   }
 }
 
-std::int64_t int_field(const json& object, const char* name) {
+std::string answered_by() { return last_answered; }
+
+std::string from_member(std::string_view what) { return fmt::format("{} from {}", what, last_answered); }
+
+namespace {
+
+Corruption bad_field(std::string_view what, const char* name, const char* expected, const json& v) {
+  return Corruption(fmt::format("etcd {}{}{}: field '{}' of the reply is not {}: {}", last_answered,
+                                what.empty() ? "" : ": ", what, name, expected, v.dump().substr(0, 100)));
+}
+
+}  // namespace
+
+std::int64_t int_field(const json& object, const char* name, std::string_view what) {
   if (!object.is_object() || !object.contains(name)) return 0;
   const json& v = object[name];
   if (v.is_number_integer()) return v.get<std::int64_t>();
@@ -242,7 +270,21 @@ std::int64_t int_field(const json& object, const char* name) {
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
     if (ec == std::errc() && end == s.data() + s.size()) return out;
   }
-  throw Corruption(fmt::format("etcd: field '{}' is not an integer: {}", name, v.dump().substr(0, 100)));
+  throw bad_field(what, name, "an integer", v);
+}
+
+std::string string_field(const json& object, const char* name, std::string_view what) {
+  if (!object.is_object() || !object.contains(name)) return "";
+  const json& v = object[name];
+  if (v.is_string()) return v.get<std::string>();
+  throw bad_field(what, name, "a string", v);
+}
+
+bool bool_field(const json& object, const char* name, std::string_view what) {
+  if (!object.is_object() || !object.contains(name)) return false;
+  const json& v = object[name];
+  if (v.is_boolean()) return v.get<bool>();
+  throw bad_field(what, name, "true or false", v);
 }
 
 }  // namespace trib::cluster::etcd

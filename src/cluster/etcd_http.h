@@ -50,7 +50,16 @@ class Http {
   std::atomic<std::size_t> current_{0};  // the endpoint that answered last
 };
 
-// A 64-bit integer field of an etcd reply: JSON carries them as strings; absent means 0.
-std::int64_t int_field(const nlohmann::json& object, const char* name);
+// The member that answered this thread's last request (for errors about its reply), and
+// `what` followed by " from <that member>".
+std::string answered_by();
+std::string from_member(std::string_view what);
+
+// Fields of an etcd reply. 64-bit integers come as strings; an absent field is 0 or "" (the
+// gateway leaves out default values). A field of the wrong type is Corruption naming the
+// field, the member that sent it and `what`.
+std::int64_t int_field(const nlohmann::json& object, const char* name, std::string_view what = {});
+std::string string_field(const nlohmann::json& object, const char* name, std::string_view what = {});
+bool bool_field(const nlohmann::json& object, const char* name, std::string_view what = {});
 
 }  // namespace trib::cluster::etcd

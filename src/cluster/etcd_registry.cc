@@ -65,7 +65,7 @@ std::unique_ptr<Registration> EtcdRegistry::enter(const std::string& name, const
                                           {"lease", std::to_string(lease->id())}}}}})}};
   json r = http_->post("/v3/kv/txn", txn, fmt::format("entering '{}'", key), http_->deadline());
   // A retried txn that had already succeeded finds the key taken, by our own lease.
-  bool ours = r.value("succeeded", false);
+  bool ours = etcd::bool_field(r, "succeeded");
   if (!ours) {
     json k = http_->post("/v3/kv/range", {{"key", base64_encode(key)}}, fmt::format("reading '{}'", key),
                          http_->deadline());
@@ -111,14 +111,14 @@ EtcdRegistry::Snapshot EtcdRegistry::read(Clock::time_point deadline) {
   Snapshot s;
   s.revision = int_field(r["header"], "revision");
   for (const json& kv : kvs_of(r["responses"][0]["response_range"])) {
-    std::string key = base64_decode(kv.value("key", ""), what);
+    std::string key = base64_decode(etcd::string_field(kv, "key", what), etcd::from_member(what));
     TRIB_CHECK(key.starts_with(members_), Corruption, "etcd: {}: key '{}' is outside it", what, key);
-    s.live.emplace(key.substr(members_.size()), base64_decode(kv.value("value", ""), what));
+    s.live.emplace(key.substr(members_.size()), base64_decode(etcd::string_field(kv, "value", what), etcd::from_member(what)));
   }
   const json& roster = kvs_of(r["responses"][1]["response_range"]);
   if (!roster.empty()) {
     s.recorded_at = int_field(roster[0], "mod_revision");
-    json doc = json::parse(base64_decode(roster[0].value("value", ""), what), nullptr, false);
+    json doc = json::parse(base64_decode(etcd::string_field(roster[0], "value", what), etcd::from_member(what)), nullptr, false);
     TRIB_CHECK(doc.is_object(), Corruption, "etcd: roster key '{}' does not hold a JSON object", roster_key_);
     for (auto& [name, value] : doc.items()) {
       TRIB_CHECK(value.is_string(), Corruption, "etcd: roster key '{}': member '{}' is not a string", roster_key_,
@@ -144,7 +144,7 @@ Roster EtcdRegistry::reconcile(std::int64_t* revision) {
                 {"success", json::array({{{"request_put",
                                            {{"key", base64_encode(roster_key_)}, {"value", base64_encode(doc.dump())}}}}})}};
     json r = http_->post("/v3/kv/txn", txn, fmt::format("recording the roster '{}'", roster_key_), deadline);
-    if (r.value("succeeded", false)) {
+    if (etcd::bool_field(r, "succeeded")) {
       std::int64_t at = int_field(r["header"], "revision");
       if (revision) *revision = at;
       return Roster{at, std::move(s.live)};
@@ -169,7 +169,7 @@ Roster EtcdRegistry::wait_for_change(std::int64_t seen, Clock::time_point until)
     auto round_end = std::min(until, Clock::now() + 5 * http_->options().attempt_timeout);
     http_->stream("/v3/watch", watch, fmt::format("watch '{}'", prefix_), round_end, [](const json& result) {
       bool events = result.contains("events") && result["events"].is_array() && !result["events"].empty();
-      return !(events || result.value("canceled", false));
+      return !(events || etcd::bool_field(result, "canceled"));
     });
   }
 }

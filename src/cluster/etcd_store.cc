@@ -80,7 +80,7 @@ std::optional<std::string> EtcdStore::try_get(const std::string& key) {
   saw_revision(int_field(r["header"], "revision"));
   if (!r.contains("kvs") || !r["kvs"].is_array() || r["kvs"].empty()) return std::nullopt;
   const json& kv = r["kvs"][0];
-  return base64_decode(kv.value("value", ""), what);
+  return base64_decode(etcd::string_field(kv, "value", what), etcd::from_member(what));
 }
 
 std::int64_t EtcdStore::add(const std::string& key, std::int64_t delta) {
@@ -94,7 +94,7 @@ std::int64_t EtcdStore::add(const std::string& key, std::int64_t delta) {
     json r = http_->post("/v3/kv/range", {{"key", base64_encode(k)}}, what, deadline);
     std::int64_t now = 0, mod = 0;
     if (r.contains("kvs") && r["kvs"].is_array() && !r["kvs"].empty()) {
-      now = parse_counter(base64_decode(r["kvs"][0].value("value", ""), what), k);
+      now = parse_counter(base64_decode(etcd::string_field(r["kvs"][0], "value", what), etcd::from_member(what)), k);
       mod = int_field(r["kvs"][0], "mod_revision");
     }
     std::int64_t next = 0;
@@ -111,12 +111,12 @@ std::int64_t EtcdStore::add(const std::string& key, std::int64_t delta) {
         {"failure", json::array({{{"request_range", {{"key", base64_encode(receipt_key_)}}}}})}};
     json t = http_->post("/v3/kv/txn", txn, what, deadline);
     saw_revision(int_field(t["header"], "revision"));
-    if (t.value("succeeded", false)) return next;
+    if (etcd::bool_field(t, "succeeded")) return next;
     // Lost the race, or won it in an attempt whose reply was lost: the receipt tells which.
     if (t.contains("responses") && t["responses"].is_array() && !t["responses"].empty()) {
       const json& rr = t["responses"][0]["response_range"];
       if (rr.contains("kvs") && rr["kvs"].is_array() && !rr["kvs"].empty()) {
-        std::string mine = base64_decode(rr["kvs"][0].value("value", ""), what);
+        std::string mine = base64_decode(etcd::string_field(rr["kvs"][0], "value", what), etcd::from_member(what));
         auto space = mine.find(' ');
         if (space != std::string::npos && mine.substr(0, space) == std::to_string(seq))
           return parse_counter(mine.substr(space + 1), receipt_key_);
@@ -137,9 +137,9 @@ std::map<std::string, std::string> EtcdStore::scan(const std::string& prefix) {
   std::map<std::string, std::string> out;
   if (!r.contains("kvs") || !r["kvs"].is_array()) return out;
   for (const json& kv : r["kvs"]) {
-    std::string key = base64_decode(kv.value("key", ""), what);
+    std::string key = base64_decode(etcd::string_field(kv, "key", what), etcd::from_member(what));
     TRIB_CHECK(key.starts_with(kv_prefix_), Corruption, "etcd store: scan '{}' returned key '{}' outside it", p, key);
-    out.emplace(key.substr(kv_prefix_.size()), base64_decode(kv.value("value", ""), what));
+    out.emplace(key.substr(kv_prefix_.size()), base64_decode(etcd::string_field(kv, "value", what), etcd::from_member(what)));
   }
   return out;
 }
@@ -167,7 +167,7 @@ void EtcdStore::wait_for_change(Clock::time_point until) {
     // Stop at the first change, or when etcd cancels the watch (its start was compacted):
     // either way the caller must read again.
     bool events = result.contains("events") && result["events"].is_array() && !result["events"].empty();
-    return !(events || result.value("canceled", false));
+    return !(events || etcd::bool_field(result, "canceled"));
   });
 }
 

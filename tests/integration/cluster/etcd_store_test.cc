@@ -192,6 +192,21 @@ TEST_F(EtcdStoreTest, AReplyOverTheLimitIsRefusedNamingTheEndpointAndKey) {
   }
 }
 
+TEST_F(EtcdStoreTest, AnEndpointThatIsNotTheClientPortIsRefusedByName) {
+  // etcd's peer port speaks HTTP too, but not the v3 API: a likely slip in a URL.
+  std::string peer = "127.0.0.1:" + std::to_string(etcd_->peer_port(0));
+  EtcdStore s(etcd_options("etcd://" + peer, "j"));
+  try {
+    s.set("k", "v");
+    FAIL() << "a put to etcd's peer port succeeded";
+  } catch (const NotFound& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("etcd http://" + peer + "/v3/kv/put: put '/trib/j/kv/k': HTTP 404"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("is this etcd's v3 JSON gateway?"), std::string::npos) << what;
+  }
+}
+
 TEST(EtcdStoreUnavailable, WhenNoMemberAnswersTheErrorNamesEveryEndpointAndTheKey) {
   // Privileged ports nothing listens on: no etcd needed to find none answering.
   std::string url = "etcd://127.0.0.1:1,127.0.0.1:2";

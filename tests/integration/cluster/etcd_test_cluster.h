@@ -30,6 +30,7 @@ class EtcdTestCluster {
   EtcdOptions options(const std::string& job) const;
   int size() const { return static_cast<int>(members_.size()); }
   int client_port(int member) const { return members_.at(static_cast<std::size_t>(member)).client_port; }
+  int peer_port(int member) const { return members_.at(static_cast<std::size_t>(member)).peer_port; }
 
   void kill(int member);  // SIGKILL, then reap
   void signal(int member, int sig);  // SIGSTOP freezes a member, SIGCONT wakes it
