@@ -126,7 +126,7 @@ struct Http::Attempt {
 Http::Http(EtcdOptions options) : options_(std::move(options)) {
   TRIB_CHECK(!options_.endpoints.empty(), InvalidArgument, "etcd: no endpoints given (expected etcd://host:port,...)");
   TRIB_CHECK(options_.operation_timeout.count() > 0 && options_.attempt_timeout.count() > 0 &&
-                 options_.first_attempt_timeout.count() > 0 &&
+                 options_.first_attempt_timeout.count() > 0 && options_.watch_round.count() > 0 &&
                  options_.connect_timeout.count() > 0 && options_.backoff_min.count() > 0 &&
                  options_.backoff_max >= options_.backoff_min && options_.max_response_bytes > 0,
              InvalidArgument, "etcd: timeouts, backoff and max_response_bytes must be positive (backoff_max >= min)");

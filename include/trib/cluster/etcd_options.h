@@ -25,6 +25,9 @@ struct EtcdOptions {
   std::chrono::milliseconds first_attempt_timeout{500};
   std::chrono::milliseconds attempt_timeout{2000};
   std::chrono::milliseconds connect_timeout{500};
+  // A watch is reopened (after a fresh read) this often: a member that freezes under an open
+  // watch sends nothing, not even an error, so this bounds how late its news can be.
+  std::chrono::milliseconds watch_round{3000};
   // Backoff between rounds over all endpoints: doubles from min to max.
   std::chrono::milliseconds backoff_min{50};
   std::chrono::milliseconds backoff_max{1000};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <future>
 #include <set>
 #include <thread>
@@ -122,6 +123,24 @@ TEST_F(EtcdStoreTest, KillingTheLeaderLosesNothing) {
   EXPECT_EQ(late.add("n", 1), 4);
 }
 
+TEST_F(EtcdStoreTest, AWatchOnAMemberThatFreezesStillHearsAWriteThroughAnother) {
+  // A frozen member keeps the watch's connection open and sends nothing, not even an error:
+  // only the watch's rounds (watch_round) get the waiter off it. Liveness bound: 10x a round.
+  EtcdStore waiter(etcd_->options("j"));  // member 0 first
+  EtcdStore writer(rotated(etcd_->options("j"), 1));
+  waiter.set("x", "1");
+  auto got = std::async(std::launch::async, [&] { return waiter.get("late", 60000ms); });
+  std::this_thread::sleep_for(300ms);  // parked in a watch on member 0
+  etcd_->signal(0, SIGSTOP);
+  struct Wake {
+    EtcdTestCluster& etcd;
+    ~Wake() { etcd.signal(0, SIGCONT); }
+  } wake{*etcd_};
+  writer.set("late", "here");
+  ASSERT_EQ(got.wait_for(30s), std::future_status::ready) << "the waiter stayed on the frozen member";
+  EXPECT_EQ(got.get(), "here");
+}
+
 TEST_F(EtcdStoreTest, AnAddWhoseReplyIsLostIsAppliedOnce) {
   // The first member is reached through a proxy that loses the reply to one transaction
   // after etcd applied it: the store retries on the next member, and must not add twice.
@@ -140,14 +159,13 @@ TEST_F(EtcdStoreTest, AnAddWhoseReplyIsLostIsAppliedOnce) {
 TEST_F(EtcdStoreTest, AWaitForSeveralKeysSeesAKeyWrittenWhileItReadTheOthers) {
   // Store::wait reads a (missing), then b; a is written while the read of b is held at the
   // proxy. The wait must watch from just after its read of a: from after its read of b, it
-  // would miss a's write and sit in its watch until its deadline (the watch rounds here are
-  // as long as the deadline), to find a only then. So the check is that it wakes well
+  // would miss a's write and sit in its watch until its deadline (watch rounds here are longer
+  // than the deadline), to find a only then. So the check is that it wakes well
   // before its deadline: a liveness bound, hundreds of times what the wake takes.
   testing::EtcdFaultProxy proxy(etcd_->client_port(0));
   EtcdOptions o = etcd_->options("j");
   o.endpoints = {parse_etcd_url("etcd://" + proxy.address())[0]};
-  o.attempt_timeout = 120s;
-  o.operation_timeout = 120s;
+  o.watch_round = 120s;
   EtcdStore waiter(o);
   EtcdStore writer(rotated(etcd_->options("j"), 1));
   writer.set("b", "2");
