@@ -79,6 +79,18 @@ TEST_F(EtcdRegistryTest, ANameTakenIsRefused) {
   EXPECT_EQ(a.roster().members.at("ps/0"), "x");
 }
 
+TEST_F(EtcdRegistryTest, ARegistrationOutlivesItsRegistry) {
+  auto reg = std::make_unique<EtcdRegistry>(etcd_->options("j"));
+  auto w = reg->enter("worker/0", "x", 2000ms);
+  reg.reset();
+  std::this_thread::sleep_for(2500ms);  // longer than the TTL: renewals go on without the registry
+  EXPECT_TRUE(w->alive());
+  EtcdRegistry other(rotated(etcd_->options("j"), 1));
+  EXPECT_EQ(other.roster().members.count("worker/0"), 1u);
+  w.reset();
+  EXPECT_EQ(other.roster().members.count("worker/0"), 0u);
+}
+
 TEST_F(EtcdRegistryTest, AWatcherHearsOfAJoinThroughAnotherMember) {
   EtcdRegistry a(etcd_->options("j"));
   EtcdRegistry b(rotated(etcd_->options("j"), 2));
