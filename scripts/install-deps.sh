@@ -13,13 +13,15 @@ build=(
   build-essential cmake ninja-build pkg-config
   libdnnl-dev librdkafka-dev libssl-dev libyaml-cpp-dev libcli11-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
+  # cluster.store: etcd://...: libcurl for etcd's JSON gateway.
+  libcurl4-openssl-dev
 )
 # What the examples and the tests train on.
 data=(dataset-fashion-mnist)
 # The tests: GoogleTest, and the programs tests run: kcat (an external Kafka client against
 # the built-in broker), ip (iproute2: hosts in network namespaces), mpirun (a `trib node`
 # launch). Tests that find one absent skip with a line saying so.
-test=(libgtest-dev libgmock-dev kcat iproute2 openmpi-bin)
+test=(libgtest-dev libgmock-dev kcat iproute2 openmpi-bin etcd-server)
 # The benchmarks' peers, run beside ours in the same run: PyTorch (engine, PS and allreduce
 # training), Open MPI (allreduce; mpicc builds the peer), iperf3 (PS wire speed), kcat
 # (stream ingest). libopenblas0-pthread: PyTorch at its best; torch only recommends an

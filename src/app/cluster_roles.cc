@@ -136,6 +136,7 @@ int run_ps_role(const RoleArgs& args) {
   auto receive_pool = std::make_shared<PoolAllocator>();
   net::NetOptions serving_options = net_options(job.cluster);
   serving_options.allocator = receive_pool.get();
+  serving_options.max_frame_bytes = std::min(serving_options.max_frame_bytes, server.max_request_bytes());
   auto serving = transport_for("ps", args, serving_options);
   net::Handlers h;
   h.on_request = [&server](net::Message req, const net::PeerIdentity& from) { return server.handle(std::move(req), from); };

@@ -9,6 +9,7 @@
 
 #include "config/config_reader.h"
 #include "config/section_readers.h"
+#include "trib/cluster/etcd_url.h"
 
 #include <fmt/ranges.h>
 
@@ -264,7 +265,13 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
   c.heartbeat_ms = r.get<int>("heartbeat_ms", c.heartbeat_ms);
   c.peer_timeout_ms = r.get<int>("peer_timeout_ms", c.peer_timeout_ms);
   c.join_timeout_s = r.get<int>("join_timeout_s", c.join_timeout_s);
+  c.store = r.get<std::string>("store", c.store);
   r.finish();
+  try {
+    cluster::validate_store_url(c.store);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("config {}: {}: {}", r.file(), r.where("store"), e.what()));
+  }
   TRIB_CHECK(c.ps >= 0 && c.ps <= 64 && c.workers >= 1 && c.workers <= 256, InvalidArgument,
              "config {}: cluster needs 0..64 ps and 1..256 workers, got ps: {}, workers: {}", r.file(), c.ps,
              c.workers);
