@@ -34,6 +34,7 @@ double LoopContext::seconds() const {
 void LoopContext::write_checkpoint(const std::map<std::string, nlohmann::json>& sections) {
   TRIB_CHECK(run != nullptr, InvalidArgument, "worker {}: only the chief writes checkpoints",
              distribution.worker_index);
+  if (step == saved_step) return;  // already saved (a run resumed at its last step): nothing new
   CheckpointWriter w(run->checkpoints(), step);
   update.save(w, vars);
   if (steps_per_epoch > 0) w.set_epoch(step / steps_per_epoch);
@@ -41,6 +42,7 @@ void LoopContext::write_checkpoint(const std::map<std::string, nlohmann::json>& 
   for (const auto& [name, value] : sections) w.set_section(name, value);
   w.publish();
   keep_last(run->checkpoints(), static_cast<std::size_t>(job.training.keep_checkpoints));
+  saved_step = step;
 }
 
 RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan, BatchSource& source,
@@ -80,8 +82,9 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
   VariableStore vars;
   initialize_parameters(graph.parameters(), tc.seed, vars);
   LoopContext ctx{job,     dist, spec, engine, vars, *update, source, progress, run ? &*run : nullptr,
-                  plan.steps_per_epoch, 0, 0, std::chrono::steady_clock::now(), RunSummary{}};
+                  plan.steps_per_epoch, 0, 0, std::chrono::steady_clock::now(), RunSummary{}, -1};
   ctx.step = update->start(vars, resumed ? &resumed->checkpoint : nullptr);
+  if (resumed) ctx.saved_step = resumed->checkpoint.step();
   if (resumed)
     progress.message(fmt::format("resumed from {} at step {}", resumed->checkpoint.dir().string(), ctx.step));
   hooks.on_start(ctx);

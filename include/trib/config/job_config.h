@@ -48,6 +48,8 @@ struct DataConfig {
   bool header = true;                  // csv
   int num_classes = 0;                 // label range check (defaults to model.classes)
   float scale = 1.0f / 255.0f;         // idx: pixels are multiplied by this
+  // A new permutation of the training split every epoch (training.seed); false: the file's
+  // order, batch k of an epoch being examples [k*b, (k+1)*b). Streams: the shuffle buffer.
   bool shuffle = true;
   int prefetch = 2;
   std::int64_t train_subset = 0;  // use only the first N training examples (0: all)

@@ -13,7 +13,9 @@ namespace trib {
 struct ScheduleConfig {
   // One of schedule_names().
   std::string name = "constant";
-  float base_lr = 0.01f;         // the rate at step 0, before warm-up and linear scaling
+  // The rate at step 0, before warm-up and linear scaling. A job file sets it as optimizer.lr
+  // (there is no schedule.base_lr key).
+  float base_lr = 0.01f;
   std::int64_t step_size = 1;    // "step": multiply by gamma every step_size steps
   float gamma = 0.1f;            // "step", "exponential"
   std::int64_t decay_steps = 1;  // "exponential": gamma per decay_steps steps

@@ -39,13 +39,14 @@ struct LoopContext {
   std::int64_t examples = 0;         // examples in the applied steps of this process's run
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   RunSummary summary;                // the loop fills steps, epochs, wall_s, images_per_s
+  std::int64_t saved_step = -1;      // the newest checkpoint's step (resumed from or written)
 
   bool chief() const { return distribution.chief(); }
   double epoch() const { return steps_per_epoch > 0 ? double(step) / double(steps_per_epoch) : 0; }
   double seconds() const;  // since the loop started
   // Chief only: writes and publishes checkpoint `step` (the strategy's variables and state,
   // the epoch, the source's position and `sections` as manifest sections), then keeps the
-  // newest training.keep_checkpoints.
+  // newest training.keep_checkpoints. Nothing when checkpoint `step` exists already.
   void write_checkpoint(const std::map<std::string, nlohmann::json>& sections = {});
 };
 

@@ -154,6 +154,30 @@ TEST(TrainingLoop, AShortLastBatchIsTrainedToo) {
   fs::remove_all(out);
 }
 
+TEST(TrainingLoop, ResumingAFinishedRunTrainsNothingAndKeepsItsCheckpoint) {
+  fs::path out = temp("finished");
+  std::FILE* quiet = std::fopen("/dev/null", "w");
+  TrainerOptions o{job({"schedule.name=constant"}), out, false, false, quiet, {}, {}};
+  const LoopPlan plan{.total_steps = 3, .report_every = 2, .checkpoint_every = 2};
+  ListSource first({batch_of(0, 8), batch_of(8, 8), batch_of(16, 8)});
+  TrainingHooks plain;
+  run_training_loop(o, plan, first, plain);
+  o.resume = true;
+  ListSource again({batch_of(0, 8)});
+  RecordingHooks hooks;
+  RunSummary s = run_training_loop(o, plan, again, hooks);
+  EXPECT_EQ(s.steps, 3);
+  EXPECT_EQ(again.applied_count, 0);
+  ASSERT_EQ(again.starts.size(), 1u);
+  EXPECT_TRUE(again.starts[0].resume);
+  ASSERT_NE(again.starts[0].checkpoint, nullptr);
+  EXPECT_EQ(again.starts[0].checkpoint->step(), 3);
+  EXPECT_EQ(hooks.log.str(), "start@3 report3 final3 end@3");
+  EXPECT_EQ(load_latest_valid(out / "checkpoints")->checkpoint.step(), 3);
+  std::fclose(quiet);
+  fs::remove_all(out);
+}
+
 TEST(TrainingLoop, TheRunDirectoryConfigIsTheJobAsItRan) {
   // Cosine without total_steps takes the run's length: config.yaml must say so.
   std::vector<data::Batch> batches(6, batch_of(0, 8));
