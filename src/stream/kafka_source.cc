@@ -82,7 +82,7 @@ KafkaSource::Impl::~Impl() {
   try {
     {
       std::lock_guard lock(mu);
-      closing = true;
+      closing = options.reports_applied;
     }
     consumer->close();
   } catch (...) {

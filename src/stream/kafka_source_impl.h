@@ -67,7 +67,7 @@ struct KafkaSource::Impl final : detail::RebalanceHandler {
   PartitionProgressMap restored;  // from seek(): where partitions assigned later start
   AppliedOffsets applied;         // what the trainer applied, per partition (applied_offsets.h)
   std::vector<Held> held;         // poison records while the schema check decides
-  bool closing = false;           // leaving the group: hand-overs commit applied offsets
+  bool closing = false;           // leaving the group, applied() in use: hand-overs commit applied offsets
   PartitionOffsets assigned_at;  // where each owned partition started when it was assigned
   std::set<std::int32_t> paused;
   bool joined = false;  // the group's first assignment (possibly empty) has arrived

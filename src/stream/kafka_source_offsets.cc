@@ -11,8 +11,9 @@
 //           member that gets them continues exactly where this one stopped; records already
 //           handed out are this worker's to apply (its claim stays until they are), and the
 //           buffered ones are dropped, so nothing is handed out twice. When the source is
-//           closing, nobody will apply what it handed out: it commits the applied low
-//           watermark instead, so a commit never passes a record that was not applied.
+//           closing (and its user reports applied batches), nobody will apply what it handed
+//           out: it commits the applied low watermark instead, so a commit never passes a
+//           record that was not applied.
 //   seek    Owned partitions move at once; a partition the position lacks was assigned after
 //           the position was taken, so it goes back to where its assignment started.
 #include <chrono>

@@ -68,6 +68,10 @@ struct KafkaSourceOptions {
   std::int64_t max_buffered_per_partition = 10'000;
   // Fail fast on a wrong schema (see above); 0 disables the check.
   std::int64_t schema_check_records = 20;
+  // The caller reports every batch it trains on with applied(). Then the hand-over commit of
+  // a closing source holds the applied low watermark, not the read position: records it
+  // handed out but nobody applied are read again by the group's next member.
+  bool reports_applied = false;
   // The constructor waits this long for the group's first assignment (see KafkaSource()).
   std::chrono::milliseconds join_timeout{60'000};
 };
