@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <random>
 
 #include <unistd.h>
@@ -18,6 +19,9 @@
 #include "trib/optim/schedule_config.h"
 #include "trib/stream/kafka_source.h"
 #include "trib/stream/prequential_metrics.h"
+#include "trib/stream/stream_counts.h"
+#include "trib/stream/stream_position.h"
+#include "stream/metrics_relay.h"
 #include "trib/train/evaluator.h"
 #include "trib/train/run_directory.h"
 
@@ -49,6 +53,7 @@ stream::KafkaSourceOptions source_options(const config::JobConfig& job, const st
   o.schema.csv_columns = s.csv_columns;
   o.schema.num_classes = static_cast<int>(job.model.classes);
   o.run_id = run_id;
+  o.reports_applied = true;  // the loop calls kafka->applied(batch) after each update
   if (k.idle_timeout_s > 0) o.idle_end = std::chrono::milliseconds(static_cast<std::int64_t>(k.idle_timeout_s * 1000));
   return o;
 }
@@ -131,18 +136,15 @@ RunSummary train_stream(const TrainerOptions& options) {
   if (options.resume && chief) resumed = find_resume_checkpoint(options.output, options.log);
   if (!options.resume && chief) RunDirectory::check_new(options.output);
 
-  // Where to start: the checkpoint's offsets (the chief's, handed to every worker), never
-  // the group's commits. One worker restores its whole pipeline position (exact with a
-  // shuffle buffer); several restore the merged Kafka offsets (see docs/streaming.md).
+  // Where to start: the checkpoint's applied progress per partition (the chief's, handed to
+  // every worker, whichever partitions it gets), never the group's commits (docs/streaming.md).
   StreamSync sync(dist);
   StreamStart start;
-  std::optional<data::DataPosition> full_position;
   if (chief) {
     start.run_id = fmt::format("{}-{}", wall_ms(), std::random_device{}());
     if (resumed) {
       const Manifest& m = resumed->checkpoint.manifest();
       if (m.sections.count("kafka")) start.offsets = data_position_from_json(m.sections.at("kafka"));
-      if (dist.workers == 1 && !m.data_position.is_null()) full_position = data_position_from_json(m.data_position);
     }
   }
   start = sync.start(start);
@@ -150,15 +152,15 @@ RunSummary train_stream(const TrainerOptions& options) {
   // Reaching the broker and the topic is checked before the run directory is touched.
   auto source = std::make_unique<stream::KafkaSource>(source_options(job, start.run_id));
   stream::KafkaSource* kafka = source.get();
-  if (!full_position && !start.offsets.fields().empty()) kafka->seek(start.offsets);
+  if (!start.offsets.fields().empty()) kafka->seek(start.offsets);
   sync.await_assignment([kafka] { return !kafka->assignment().empty(); },
                         [kafka] { kafka->service(std::chrono::milliseconds(10)); }, std::chrono::seconds(60),
                         kc.topic);
   data::PipelineBuilder builder = data::Pipeline::from(std::move(source));
   if (job.data.shuffle && kc.shuffle_buffer > 0) builder.shuffle_buffer(kc.shuffle_buffer, tc.seed + dist.worker_index);
   if (!job.data.schema.log1p.empty()) builder.map(log1p_columns(job.data.schema));
-  data::Pipeline pipeline = builder.batch(tc.batch, /*drop_last=*/true).prefetch(job.data.prefetch).build();
-  if (full_position) pipeline.seek(*full_position);
+  // Not drop_last: the last batch of an idle stream is trained, short (graph_for below).
+  data::Pipeline pipeline = builder.batch(tc.batch, /*drop_last=*/false).prefetch(job.data.prefetch).build();
 
   std::optional<RunDirectory> run;
   if (chief) {
@@ -183,6 +185,33 @@ RunSummary train_stream(const TrainerOptions& options) {
   const std::int64_t report_every = tc.eval_every > 0 ? tc.eval_every : 100;
   const std::int64_t checkpoint_every = tc.checkpoint_every > 0 ? tc.checkpoint_every : report_every;
   stream::PrequentialMetrics metrics;
+  // Counts continue from the checkpoint's; the chief takes over those of workers the resumed
+  // job no longer has. Freshness leaves out the time the job was down.
+  if (!start.offsets.fields().empty()) {
+    for (const auto& [w, c] : stream::counts_in(start.offsets))
+      if (w == dist.worker_index || (chief && w >= dist.workers)) {
+        stream::StreamCounts base = metrics.counts();
+        base += c;
+        metrics.restore_counts(base);
+      }
+    metrics.set_freshness_floor(wall_ms());
+  }
+  stream::MetricsRelay relay(dist.worker_index, dist.workers, dist.publish, dist.lookup);
+  // Graphs have a fixed batch size: a short last batch gets its own, built once per size.
+  std::map<std::int64_t, std::unique_ptr<ModelGraph>> short_graphs;
+  auto graph_for = [&](std::int64_t rows) -> ModelGraph& {
+    if (rows == tc.batch) return graph;
+    std::unique_ptr<ModelGraph>& g = short_graphs[rows];
+    if (!g) g = std::make_unique<ModelGraph>(spec, rows, true, engine);
+    return *g;
+  };
+  // This worker's claim for a checkpoint: applied progress per partition, and its counts.
+  auto claim = [&] {
+    metrics.set_dead_lettered(kafka->stats().poison);
+    data::DataPosition own = kafka->applied_position();
+    stream::save_counts(own, dist.worker_index, metrics.counts());
+    return own;
+  };
   IdRecorder ids(options.output, dist.worker_index, kc.record_ids);
   const auto started = Clock::now();
   std::int64_t examples = 0;
@@ -190,11 +219,17 @@ RunSummary train_stream(const TrainerOptions& options) {
 
   auto report = [&] {
     metrics.set_consumer_lag(kafka->lag());
+    metrics.set_dead_lettered(kafka->stats().poison);
     nlohmann::json j = metrics.to_json();
     j["step"] = step, j["split"] = "stream", j["worker"] = dist.worker_index;
     j["time_s"] = std::chrono::duration<double>(Clock::now() - started).count();
     j["poison"] = kafka->stats().poison;
-    if (run) run->append_metrics_line(j.dump());
+    if (run) {
+      run->append_metrics_line(j.dump());
+      for (const std::string& row : relay.receive()) run->append_metrics_line(row);
+    } else {
+      relay.send(j.dump());
+    }
     auto num = [](const nlohmann::json& v, const char* f) { return v.is_null() ? std::string("-") : fmt::format(fmt::runtime(f), v.get<double>()); };
     progress.message(fmt::format("stream step {:>6}  examples {:>8}  acc {:>6}  auc {:>6}  events/s {:>7}  "
                                  "fresh p50/p99 {}/{} ms  lag {}",
@@ -209,7 +244,6 @@ RunSummary train_stream(const TrainerOptions& options) {
     CheckpointWriter w(run->checkpoints(), step);
     update->save(w, vars);
     w.set_section("kafka", data_position_to_json(offsets));
-    if (dist.workers == 1) w.set_data_position(data_position_to_json(pipeline.position()));
     w.publish();
     keep_last(run->checkpoints(), static_cast<std::size_t>(tc.keep_checkpoints));
     if (std::string e = kafka->commit(offsets); !e.empty()) progress.message("Kafka commit failed (the checkpoint holds the offsets): " + e);
@@ -220,16 +254,20 @@ RunSummary train_stream(const TrainerOptions& options) {
     if (!batch) break;  // idle_timeout_s without a record: the producer stopped
     Tensor x = as_model_input(batch->features(), spec.input);
     UpdateStrategy* u = update.get();
-    StepResult r = graph.run(x, batch->labels(), vars, static_cast<std::uint64_t>(step),
-                             [u](std::size_t i, const GradTensor& g) { u->on_gradient_ready(i, g); });
+    ModelGraph& g = graph_for(batch->rows());
+    StepResult r = g.run(x, batch->labels(), vars, static_cast<std::uint64_t>(step),
+                         [u](std::size_t i, const GradTensor& grad) { u->on_gradient_ready(i, grad); });
     if (!update->apply(step, r.grads, vars)) {
       progress.message(fmt::format("step {}: non-finite gradient, step skipped", step));
+      kafka->applied(*batch);  // consumed on purpose: not read again after a restore
+      metrics.record_skipped(batch->rows());
       continue;
     }
+    kafka->applied(*batch);
     // The logits came from the forward pass before this update: they are the batch's
     // prequential scores; the update that used the batch happened now.
     metrics.record(*batch, positive_scores(r.logits), wall_ms());
-    graph.apply_state_updates(vars);
+    g.apply_state_updates(vars);
     ++step;
     ids.step(step, *batch);
     if (options.on_step) options.on_step(step, r.loss);
@@ -237,7 +275,7 @@ RunSummary train_stream(const TrainerOptions& options) {
     progress.step(step, 0, r.loss, batch->rows());
     if (step % report_every == 0) report();
     if (step % checkpoint_every == 0 && step < total_steps) {
-      data::DataPosition own = kafka_fields(pipeline.position());
+      data::DataPosition own = claim();
       if (chief) {
         checkpoint(sync.gather(step, own));
         sync.published(step);
@@ -250,11 +288,19 @@ RunSummary train_stream(const TrainerOptions& options) {
   // waiting for this worker, so that a worker with events left can finish its steps.
   update->finish();
   // The last checkpoint: every worker has stopped, so the final offsets are exact.
-  data::DataPosition own = kafka_fields(pipeline.position());
+  // Every worker's last row, then its claim: the chief collects the rows after the claims.
+  if (step == 0 || step % report_every != 0) report();  // else the loop just reported this step
+  data::DataPosition own = claim();
   if (chief) {
-    if (step == 0 || step % report_every != 0) report();  // else the loop just reported this step
-    checkpoint(sync.gather_final(own));
+    data::DataPosition merged = sync.gather_final(own);
+    checkpoint(merged);
     sync.published_final();
+    for (const std::string& row : relay.receive()) run->append_metrics_line(row);
+    nlohmann::json totals = stream::summary_json(stream::counts_in(merged));
+    run->append_metrics_line(totals.dump());
+    progress.message(fmt::format("stream totals: consumed {} trained {} skipped {} dead-lettered {}",
+                                 totals["consumed"].get<std::int64_t>(), totals["trained"].get<std::int64_t>(),
+                                 totals["skipped"].get<std::int64_t>(), totals["dead_lettered"].get<std::int64_t>()));
   } else if (sync.final_offsets(own)) {
     kafka->commit(own);
   }
