@@ -66,6 +66,18 @@ nlohmann::json last_metrics_line(const fs::path& run_dir) {
   return last.empty() ? nlohmann::json() : nlohmann::json::parse(last);
 }
 
+// A section of the manifest of checkpoint `step` (as a manifest stores it: a JSON object).
+nlohmann::json checkpoint_section(const fs::path& run_dir, int step, const std::string& section) {
+  for (auto& e : fs::directory_iterator(run_dir / "checkpoints")) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with("ckpt-") || std::stoi(name.substr(5)) != step) continue;
+    std::ifstream in(e.path() / "manifest.json");
+    return nlohmann::json::parse(in).at("sections").at(section);
+  }
+  ADD_FAILURE() << "no checkpoint " << step << " in " << run_dir;
+  return {};
+}
+
 // Per run (in file order), per worker file: the lines "step id id ...".
 struct AppliedIds {
   std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> runs;  // (step, id)
@@ -158,8 +170,10 @@ TEST(StreamTraining, ParameterServerModesEndWhenTheStreamGoesQuiet) {
 // checkpoint" is every worker's lines up to that step (the final checkpoint is not one).
 // `settings` go after the test's own (a shuffle buffer, a batch size); `every` is the
 // checkpoint interval in steps.
+// `scattered`: the checkpoint must hold applied offsets above a low watermark (a shuffle
+// buffer was mid-window), so the test exercises what it is about.
 void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<std::string> settings, int every,
-                                         std::int64_t batch) {
+                                         std::int64_t batch, bool scattered) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
   const std::int64_t half = 4000, n = 2 * half;
   std::atomic<bool> stop{false};
@@ -184,6 +198,11 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const int checkpoint = newest_checkpoint(out);
   ASSERT_EQ(checkpoint % every, 0) << "the kill came after the final checkpoint\n" << first.output;
+  // The section's readable summary lists its fields, "kafka.transactions.0.applied=..." among them.
+  const nlohmann::json kafka = checkpoint_section(out, checkpoint, "kafka");
+  if (scattered) {
+    EXPECT_NE(kafka.value("summary", "").find(".applied="), std::string::npos) << kafka.dump();
+  }
   stream::ProduceOptions rest = produce_options(broker.bootstrap(), half, 0);
   rest.generator.first_id = half;
   rest.generator.seed = 2;
@@ -214,13 +233,13 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
 }
 
 TEST(StreamTraining, AJobKilledMidStreamResumesExactlyOnce) {
-  expect_kill_and_resume_exactly_once("resume", {}, 250, 1);
+  expect_kill_and_resume_exactly_once("resume", {}, 250, 1, false);
 }
 
 // The shipped example's shuffle buffer: records read into a worker's window but not trained
 // at the checkpoint are trained after the restart, and the window's trained ones are not.
 TEST(StreamTraining, AJobWithTheExamplesShuffleBufferResumesExactlyOnce) {
-  expect_kill_and_resume_exactly_once("resume-shuffled", {"--set", "data.kafka.shuffle_buffer=512"}, 100, 4);
+  expect_kill_and_resume_exactly_once("resume-shuffled", {"--set", "data.kafka.shuffle_buffer=512"}, 100, 4, true);
 }
 
 // The shipped example as it is (shuffle buffer 512, batch 64), ended by idleness: every
