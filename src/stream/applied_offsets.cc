@@ -14,7 +14,7 @@ void AppliedOffsets::start(std::int32_t partition, PartitionProgress start) {
 void AppliedOffsets::release(std::int32_t partition, std::int64_t read_next) {
   auto it = parts_.find(partition);
   if (it == parts_.end()) return;
-  if (it->second.pending.empty()) {
+  if (it->second.undone == 0) {
     parts_.erase(it);
     return;
   }
@@ -24,7 +24,15 @@ void AppliedOffsets::release(std::int32_t partition, std::int64_t read_next) {
 
 void AppliedOffsets::handed_out(std::int32_t partition, std::int64_t offset) {
   auto it = parts_.find(partition);
-  if (it != parts_.end()) it->second.pending.insert(offset);
+  if (it == parts_.end()) return;
+  Part& part = it->second;
+  // In order, always, from a KafkaSource; anything else is still kept sorted.
+  auto at = part.out.empty() || offset > part.out.back() ? part.out.end()
+                                                         : std::lower_bound(part.out.begin(), part.out.end(), offset);
+  if (at != part.out.end() && *at == offset) return;  // already pending
+  part.done.insert(part.done.begin() + (at - part.out.begin()), 0);
+  part.out.insert(at, offset);
+  ++part.undone;
 }
 
 void AppliedOffsets::consumed(std::int32_t partition, std::int64_t offset) {
@@ -36,8 +44,18 @@ void AppliedOffsets::applied(std::int32_t partition, std::int64_t offset) {
   auto it = parts_.find(partition);
   // A record handed out before a seek or a new assignment of its partition is no longer
   // tracked: the position was reset past (or before) it.
-  if (it == parts_.end() || it->second.pending.erase(offset) == 0) return;
-  if (offset >= it->second.base.next) it->second.base.applied.insert(offset);
+  if (it == parts_.end()) return;
+  Part& part = it->second;
+  auto at = std::lower_bound(part.out.begin(), part.out.end(), offset);
+  if (at == part.out.end() || *at != offset) return;
+  char& flag = part.done[static_cast<std::size_t>(at - part.out.begin())];
+  if (flag) return;
+  flag = 1;
+  --part.undone;
+  while (!part.done.empty() && part.done.front()) {
+    part.done.pop_front();
+    part.out.pop_front();
+  }
 }
 
 bool AppliedOffsets::skip(std::int32_t partition, std::int64_t offset) const {
@@ -47,14 +65,16 @@ bool AppliedOffsets::skip(std::int32_t partition, std::int64_t offset) const {
 
 PartitionProgress AppliedOffsets::progress_of(Part& part, std::int64_t read_next) {
   // Nothing at or after what the source has read is handed out, so the low watermark is
-  // the first pending record, or the read position; done offsets right there push it on.
-  std::int64_t low = std::max(part.base.next, read_next);
-  if (!part.pending.empty()) low = std::min(low, *part.pending.begin());
-  low = std::max(low, part.base.next);
-  low = part.base.applied.first_gap(low);
+  // the first record handed out and not applied, or the read position; done offsets right
+  // there push it on.
+  std::int64_t low = part.out.empty() ? std::max(part.base.next, read_next) : part.out.front();
+  low = part.base.applied.first_gap(std::max(low, part.base.next));
   part.base.next = low;
   part.base.applied.erase_below(low + 1);
-  return part.base;
+  PartitionProgress out = part.base;
+  for (std::size_t i = 0; i < part.out.size(); ++i)
+    if (part.done[i] && part.out[i] > low) out.applied.insert(part.out[i]);
+  return out;
 }
 
 PartitionProgressMap AppliedOffsets::progress(const PartitionOffsets& read_next) {
@@ -67,7 +87,7 @@ PartitionProgressMap AppliedOffsets::progress(const PartitionOffsets& read_next)
       read = r != read_next.end() ? r->second : part.base.next;
     }
     out[it->first] = progress_of(part, read);
-    if (part.released && part.pending.empty()) {
+    if (part.released && part.undone == 0) {
       it = parts_.erase(it);
     } else {
       ++it;
@@ -78,7 +98,7 @@ PartitionProgressMap AppliedOffsets::progress(const PartitionOffsets& read_next)
 
 std::int64_t AppliedOffsets::pending() const {
   std::int64_t n = 0;
-  for (const auto& [p, part] : parts_) n += static_cast<std::int64_t>(part.pending.size());
+  for (const auto& [p, part] : parts_) n += part.undone;
   return n;
 }
 

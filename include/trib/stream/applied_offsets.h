@@ -17,7 +17,7 @@
 
 #include <cstdint>
 #include <map>
-#include <set>
+#include <deque>
 
 #include "trib/stream/offset_ranges.h"
 
@@ -66,11 +66,16 @@ class AppliedOffsets {
   std::int64_t pending() const;
 
  private:
+  // Records come out of a partition in offset order, so the records handed out form an
+  // ascending queue; the applied ones at its front are below the low watermark and leave it.
+  // Per record that is a push, a binary search and a flag: no allocation per record.
   struct Part {
-    PartitionProgress base;            // from the start; next only moves forward
-    std::set<std::int64_t> pending;    // handed out, not applied
+    PartitionProgress base;         // the start, plus poison records; next only moves forward
+    std::deque<std::int64_t> out;   // handed out, ascending; the front is not applied
+    std::deque<char> done;          // per entry of `out`: applied
+    std::int64_t undone = 0;        // entries of `out` not applied
     bool released = false;
-    std::int64_t released_at = 0;      // the source's read position when it was released
+    std::int64_t released_at = 0;   // the source's read position when it was released
   };
   static PartitionProgress progress_of(Part& part, std::int64_t read_next);
 

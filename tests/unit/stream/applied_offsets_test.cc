@@ -1,5 +1,10 @@
 #include "trib/stream/applied_offsets.h"
 
+#include <algorithm>
+#include <random>
+#include <set>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "trib/core/error.h"
@@ -25,6 +30,43 @@ TEST(AppliedOffsetsTest, TheLowWatermarkIsTheFirstRecordNotApplied) {
   for (std::int64_t o : {13, 14, 17, 18}) t.applied(0, o);
   EXPECT_EQ(t.progress({{0, 22}}).at(0), at(22)) << "records read past the last handed out were skipped";
   EXPECT_EQ(t.pending(), 0);
+}
+
+// Against a plain model: records handed out in order in chunks, applied in a shuffled order
+// (a window at a time), with gaps (poison, consumed at once) now and then.
+TEST(AppliedOffsetsTest, ProgressMatchesAPlainModelUnderShuffledApplication) {
+  std::mt19937 rng(7);
+  AppliedOffsets t;
+  t.start(0, at(100));
+  std::set<std::int64_t> applied_model;
+  std::int64_t read = 100;
+  std::vector<std::int64_t> window;
+  for (int round = 0; round < 200; ++round) {
+    for (int i = 0; i < 13; ++i, ++read) {
+      if (rng() % 17 == 0) {
+        t.consumed(0, read);
+        applied_model.insert(read);
+        continue;
+      }
+      t.handed_out(0, read);
+      window.push_back(read);
+    }
+    std::shuffle(window.begin(), window.end(), rng);
+    const std::size_t apply = window.size() / 2;
+    for (std::size_t i = 0; i < apply; ++i) {
+      t.applied(0, window[i]);
+      applied_model.insert(window[i]);
+    }
+    window.erase(window.begin(), window.begin() + static_cast<std::ptrdiff_t>(apply));
+    std::int64_t low = 100;
+    while (applied_model.contains(low)) ++low;
+    OffsetRanges above;
+    for (std::int64_t o : applied_model)
+      if (o > low) above.insert(o);
+    ASSERT_EQ(t.progress({{0, read}}).at(0), (PartitionProgress{.next = low, .applied = above, .from = 0}))
+        << "round " << round;
+    ASSERT_EQ(t.pending(), static_cast<std::int64_t>(window.size()));
+  }
 }
 
 TEST(AppliedOffsetsTest, NothingHandedOutMeansTheReadPosition) {
