@@ -282,7 +282,9 @@ std::optional<data::Batch> KafkaSource::next(std::int64_t max_rows) {
       std::lock_guard lock(s.mu);
       s.tend_partitions(now);
       s.merge.take(max_rows, now, out);
-      for (const detail::PendingRecord& r : out) s.applied.handed_out(r.partition, r.offset);
+      // Only for a caller that reports applied batches: otherwise nothing would leave the queue.
+      if (s.options.reports_applied)
+        for (const detail::PendingRecord& r : out) s.applied.handed_out(r.partition, r.offset);
       retry_at = s.merge.retry_at();
       s.stats.records += static_cast<std::int64_t>(out.size());
     }
@@ -321,6 +323,9 @@ data::DataPosition KafkaSource::applied_position() const {
 }
 
 void KafkaSource::applied(const data::Batch& batch) {
+  TRIB_CHECK(impl_->options.reports_applied, InvalidArgument,
+             "KafkaSource::applied: the source for topic '{}' was made without options.reports_applied",
+             impl_->options.topic);
   TRIB_CHECK(batch.has(kPartition) && batch.has(kOffset), InvalidArgument,
              "KafkaSource::applied: the batch has no '{}' and '{}' columns (it did not come from a KafkaSource)",
              kPartition, kOffset);

@@ -68,9 +68,11 @@ struct KafkaSourceOptions {
   std::int64_t max_buffered_per_partition = 10'000;
   // Fail fast on a wrong schema (see above); 0 disables the check.
   std::int64_t schema_check_records = 20;
-  // The caller reports every batch it trains on with applied(). Then the hand-over commit of
-  // a closing source holds the applied low watermark, not the read position: records it
-  // handed out but nobody applied are read again by the group's next member.
+  // The caller reports every batch it trains on with applied() (which needs this). Then
+  // applied_position() counts only applied records, and the hand-over commit of a closing
+  // source holds the applied low watermark, not the read position: records it handed out but
+  // nobody applied are read again by the group's next member. Without it, applied_position()
+  // is the read position.
   bool reports_applied = false;
   // The constructor waits this long for the group's first assignment (see KafkaSource()).
   std::chrono::milliseconds join_timeout{60'000};
@@ -127,6 +129,7 @@ class KafkaSource final : public data::ExampleSource {
   data::DataPosition applied_position() const;
   // Thread-safe: the update that used `batch` (one this source produced, any pipeline stages
   // later) is applied. Call it for a step skipped on purpose too (a non-finite gradient).
+  // InvalidArgument unless options.reports_applied.
   void applied(const data::Batch& batch);
   // Continues owned partitions from the position's offsets at once, and partitions assigned
   // later from theirs; with applied progress (applied_position()), records it holds as

@@ -116,6 +116,7 @@ TEST_F(DeadLetterTest, AWrongLabelIsASchemaErrorNamingIt) {
         << e.what();
   }
   EXPECT_EQ(source.stats().poison, 0);
+  EXPECT_THROW(source.applied(data::Batch()), InvalidArgument) << "made without reports_applied";
 }
 
 // Poison records while the check decides are held, then dead-lettered in order once a good
