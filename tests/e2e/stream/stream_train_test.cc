@@ -331,5 +331,59 @@ TEST(StreamTraining, BadInputIsReportedAndKeepsTheCheckpoint) {
   fs::remove_all(out);
 }
 
+// A record whose amount overflows a float makes a non-finite gradient: the loop skips that
+// step and tells the stream hooks (TrainingHooks::on_skip), so the summary counts the event
+// skipped, and the source holds it as consumed, so that --resume does not read it again.
+TEST(StreamTraining, ASkippedStepIsCountedAndNotReadAgainAfterAResume) {
+  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
+  std::atomic<bool> stop{false};
+  const std::int64_t n = 300, more = 40;
+  ASSERT_EQ(stream::produce_events(produce_options(broker.bootstrap(), n, 0), stop).delivered, n);
+  {
+    stream::KafkaConfig kafka;
+    kafka.bootstrap_servers = broker.bootstrap();
+    stream::KafkaProducer producer(kafka);
+    producer.produce("transactions", "overflow",
+                     R"({"id": 99999, "amount": 1e39, "merchant_category": 1, "hour": 3, "distance_km": 1,)"
+                     R"( "velocity_1h": 1, "card_present": 1, "foreign": 0, "label": 0})",
+                     0, {}, 0);
+    ASSERT_TRUE(producer.flush(std::chrono::seconds(5)));
+  }
+  fs::path out = fresh_dir("skipped");
+  TribRun first = run_trib(local(job_args(broker.bootstrap(), {"train", kExample, "--output", out.string(), "--set",
+                                                              "data.kafka.idle_timeout_s=1"})),
+                           std::chrono::seconds(60));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("non-finite gradient, step skipped"), std::string::npos) << first.output;
+  nlohmann::json summary = last_metrics_line(out);
+  EXPECT_EQ(summary["split"], "stream_summary") << summary.dump();
+  EXPECT_EQ(summary["skipped"], 1) << summary.dump();
+  EXPECT_EQ(summary["trained"], n) << summary.dump();
+  EXPECT_EQ(summary["consumed"], n + 1) << summary.dump();
+
+  stream::ProduceOptions rest = produce_options(broker.bootstrap(), more, 0);
+  rest.generator.first_id = n;
+  ASSERT_EQ(stream::produce_events(rest, stop).delivered, more);
+  TribRun resumed = run_trib(local(job_args(broker.bootstrap(), {"train", kExample, "--resume", out.string(), "--set",
+                                                                "data.kafka.idle_timeout_s=1"})),
+                             std::chrono::seconds(60));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(resumed.output.find("non-finite gradient"), std::string::npos) << "the skipped record was read again\n"
+                                                                           << resumed.output;
+  summary = last_metrics_line(out);
+  EXPECT_EQ(summary["skipped"], 1) << summary.dump();
+  EXPECT_EQ(summary["trained"], n + more) << summary.dump();
+  EXPECT_EQ(summary["consumed"], n + more + 1) << summary.dump();
+  AppliedIds ids = read_ids(out, 1);
+  ASSERT_EQ(ids.runs.size(), 2u);
+  std::map<std::int64_t, int> seen;
+  for (const auto& run : ids.runs)
+    for (auto [step, id] : run) ++seen[id];
+  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n + more);
+  EXPECT_EQ(seen.count(99999), 0u) << "the overflowing event was never applied";
+  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+  fs::remove_all(out);
+}
+
 }  // namespace
 }  // namespace trib
