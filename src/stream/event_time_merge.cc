@@ -45,8 +45,8 @@ void EventTimeMerge::set_high_watermark(std::int32_t partition, std::int64_t hig
   it->second.last_progress_ms = now_ms;
 }
 
-void EventTimeMerge::skip_poison(Part& part) {
-  while (!part.queue.empty() && part.queue.front().poison) {
+void EventTimeMerge::skip_records(Part& part) {
+  while (!part.queue.empty() && part.queue.front().skip) {
     part.next = part.queue.front().offset + 1;
     part.queue.pop_front();
     --buffered_;
@@ -73,7 +73,7 @@ std::int64_t EventTimeMerge::take(std::int64_t max, std::int64_t now_ms, std::ve
     Part* best = nullptr;
     std::int64_t best_ts = 0;
     for (auto& [p, part] : parts_) {
-      skip_poison(part);
+      skip_records(part);
       if (part.queue.empty()) continue;
       // Ties go to the lower partition: the map iterates in partition order.
       if (best == nullptr || part.queue.front().timestamp_ms < best_ts) {
@@ -103,10 +103,10 @@ std::int64_t EventTimeMerge::take(std::int64_t max, std::int64_t now_ms, std::ve
 PartitionOffsets EventTimeMerge::positions() const {
   PartitionOffsets out;
   for (const auto& [p, part] : parts_) {
-    // A poison record at the head is as good as consumed; report past it.
+    // A skipped record at the head is as good as consumed; report past it.
     std::int64_t next = part.next;
     for (const PendingRecord& r : part.queue) {
-      if (!r.poison) break;
+      if (!r.skip) break;
       next = r.offset + 1;
     }
     out[p] = next;

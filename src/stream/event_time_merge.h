@@ -30,7 +30,9 @@ struct PendingRecord {
   std::int32_t partition = 0;
   std::int64_t offset = 0;
   std::int64_t timestamp_ms = 0;
-  bool poison = false;  // failed decoding (already dead-lettered): skipped, only advances the offset
+  // Not handed out, only advances the offset: poison (already dead-lettered), or applied before
+  // a restore.
+  bool skip = false;
   std::int32_t label = 0;
   std::int64_t id = 0;
   std::vector<float> features;
@@ -82,7 +84,7 @@ class EventTimeMerge {
     std::int64_t high_watermark = -1;  // -1: not known yet
     std::int64_t last_progress_ms = 0;  // when a record or a new watermark last arrived
   };
-  void skip_poison(Part& part);
+  void skip_records(Part& part);
   // Whether an empty partition may still deliver a record older than `candidate_ts`.
   bool holds_back(const Part& part, std::int64_t candidate_ts, std::int64_t now_ms);
 

@@ -80,6 +80,10 @@ KafkaSource::Impl::~Impl() {
   // Leave the group now, while every member the revoke callback touches (the consumer itself
   // included: reset() nulls the pointer before destroying) is alive.
   try {
+    {
+      std::lock_guard lock(mu);
+      closing = options.reports_applied;
+    }
     consumer->close();
   } catch (...) {
     // Leaving the group is best effort in a destructor.
@@ -89,48 +93,103 @@ KafkaSource::Impl::~Impl() {
 }
 
 void KafkaSource::Impl::ingest(std::vector<detail::MessageHandle>& messages, std::int64_t now_ms) {
+  // Records applied before a restore are skipped undecoded: they only move the offset on.
+  std::vector<char> done(messages.size(), 0);
+  {
+    std::lock_guard lock(mu);
+    for (std::size_t i = 0; i < messages.size(); ++i)
+      done[i] = messages[i]->err == RD_KAFKA_RESP_ERR_NO_ERROR && applied.skip(messages[i]->partition, messages[i]->offset);
+  }
   // Decoded without the lock (it is the expensive part), then handed to the merge under one.
   std::vector<detail::PendingRecord> records;
   std::vector<std::optional<DecodeError>> errors;
+  std::vector<std::size_t> from;  // per record, its message
   records.reserve(messages.size());
   errors.reserve(messages.size());
   std::int64_t bytes = 0;
   std::string transient;
-  for (const detail::MessageHandle& m : messages) {
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const detail::MessageHandle& m = messages[i];
     if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       check_consumer_error(*m);
       transient = rd_kafka_message_errstr(m.get());
       continue;
     }
+    from.push_back(i);
     detail::PendingRecord& r = records.emplace_back();
+    std::optional<DecodeError>& error = errors.emplace_back();
     r.partition = m->partition;
     r.offset = m->offset;
     r.timestamp_ms = rd_kafka_message_timestamp(m.get(), nullptr);
     if (r.timestamp_ms < 0) r.timestamp_ms = now_ms;
-    r.features.resize(decoder.feature_count());
     const std::string_view value(static_cast<const char*>(m->payload), m->payload ? m->len : 0);
     bytes += static_cast<std::int64_t>(value.size());
+    if (done[i]) {
+      r.skip = true;
+      continue;
+    }
+    r.features.resize(decoder.feature_count());
     DecodedRow row;
-    std::optional<DecodeError>& error = errors.emplace_back(decoder.decode(value, r.features, row));
+    error = decoder.decode(value, r.features, row);
     r.label = row.label;
     r.id = row.id;
     if (!error) continue;
-    r.poison = true;
+    r.skip = true;
     r.features.clear();
-    if (dead_letters) {
-      const std::string_view key(static_cast<const char*>(m->key), m->key ? m->key_len : 0);
-      dead_letters->send(m->partition, m->offset, r.timestamp_ms, key, value, *error);
+  }
+  // In arrival order: while the schema check decides, poison records wait (a wrong schema
+  // must fail before anything is dead-lettered or consumed); once it has, they go first.
+  std::vector<detail::PendingRecord> ready;
+  ready.reserve(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    detail::PendingRecord& r = records[i];
+    const rd_kafka_message_t& m = *messages[from[i]];
+    const std::string_view key(static_cast<const char*>(m.key), m.key ? m.key_len : 0);
+    const std::string_view value(static_cast<const char*>(m.payload), m.payload ? m.len : 0);
+    if (!done[from[i]] && schema_check.deciding()) {
+      schema_check.observe(errors[i] ? &*errors[i] : nullptr, r.partition, r.offset);  // may throw
+      if (schema_check.deciding()) {
+        std::lock_guard lock(mu);
+        held.push_back(Held{std::move(r), *errors[i], std::string(key), std::string(value)});
+        continue;
+      }
+      std::vector<Held> earlier;
+      {
+        std::lock_guard lock(mu);
+        earlier.swap(held);
+      }
+      for (Held& h : earlier) {
+        dead_letter(h.record, h.key, h.value, h.error);
+        ready.push_back(std::move(h.record));
+      }
     }
+    if (errors[i]) dead_letter(r, key, value, *errors[i]);
+    ready.push_back(std::move(r));
   }
   std::lock_guard lock(mu);
   stats.bytes += bytes;
   if (!transient.empty()) stats.last_error = transient;  // librdkafka retries these itself
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    if (errors[i]) ++stats.poison;
-    // After the counts, so that a failing check leaves them right.
-    schema_check.observe(errors[i] ? &*errors[i] : nullptr, records[i].partition, records[i].offset);
-    merge.push(records[i].partition, std::move(records[i]), now_ms);
-  }
+  for (detail::PendingRecord& r : ready) push(std::move(r), now_ms);
+}
+
+void KafkaSource::Impl::dead_letter(const detail::PendingRecord& r, std::string_view key, std::string_view value,
+                                    const DecodeError& error) {
+  if (dead_letters) dead_letters->send(r.partition, r.offset, r.timestamp_ms, key, value, error);
+  std::lock_guard lock(mu);
+  ++stats.poison;
+}
+
+void KafkaSource::Impl::push(detail::PendingRecord record, std::int64_t now_ms) {
+  const std::int32_t partition = record.partition;
+  const std::int64_t offset = record.offset;
+  const bool skip = record.skip;
+  // A skipped record is done at once: poison counts as consumed, and one applied before a
+  // restore is done already.
+  if (merge.push(partition, std::move(record), now_ms) && skip) applied.consumed(partition, offset);
+}
+
+void KafkaSource::Impl::drop_held(std::int32_t partition) {
+  std::erase_if(held, [partition](const Held& h) { return h.record.partition == partition; });
 }
 
 void KafkaSource::Impl::check_consumer_error(const rd_kafka_message_t& m) const {
@@ -223,6 +282,9 @@ std::optional<data::Batch> KafkaSource::next(std::int64_t max_rows) {
       std::lock_guard lock(s.mu);
       s.tend_partitions(now);
       s.merge.take(max_rows, now, out);
+      // Only for a caller that reports applied batches: otherwise nothing would leave the queue.
+      if (s.options.reports_applied)
+        for (const detail::PendingRecord& r : out) s.applied.handed_out(r.partition, r.offset);
       retry_at = s.merge.retry_at();
       s.stats.records += static_cast<std::int64_t>(out.size());
     }
@@ -253,6 +315,26 @@ data::DataPosition KafkaSource::position() const {
   return position;
 }
 
+data::DataPosition KafkaSource::applied_position() const {
+  data::DataPosition position;
+  std::lock_guard lock(impl_->mu);
+  set_progress(position, impl_->options.topic, impl_->applied.progress(impl_->merge.positions()));
+  return position;
+}
+
+void KafkaSource::applied(const data::Batch& batch) {
+  TRIB_CHECK(impl_->options.reports_applied, InvalidArgument,
+             "KafkaSource::applied: the source for topic '{}' was made without options.reports_applied",
+             impl_->options.topic);
+  TRIB_CHECK(batch.has(kPartition) && batch.has(kOffset), InvalidArgument,
+             "KafkaSource::applied: the batch has no '{}' and '{}' columns (it did not come from a KafkaSource)",
+             kPartition, kOffset);
+  const auto partitions = batch.get(kPartition).span<std::int32_t>();
+  const auto offsets = batch.get(kOffset).span<std::int64_t>();
+  std::lock_guard lock(impl_->mu);
+  for (std::size_t i = 0; i < partitions.size(); ++i) impl_->applied.applied(partitions[i], offsets[i]);
+}
+
 void KafkaSource::interrupt() { impl_->interrupted.store(true); }
 
 std::vector<PartitionLag> KafkaSource::lag() const {
@@ -274,6 +356,7 @@ KafkaSourceStats KafkaSource::stats() const {
   {
     std::lock_guard lock(impl_->mu);
     s = impl_->stats;
+    s.unapplied = impl_->applied.pending();
   }
   if (impl_->dead_letters) {
     ProducerStats d = impl_->dead_letters->stats();

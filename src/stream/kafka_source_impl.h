@@ -18,6 +18,7 @@
 #include "stream/event_time_merge.h"
 #include "stream/kafka_consumer.h"
 #include "stream/schema_check.h"
+#include "trib/stream/applied_offsets.h"
 #include "trib/stream/kafka_source.h"
 #include "trib/stream/record_decoder.h"
 
@@ -30,8 +31,23 @@ struct KafkaSource::Impl final : detail::RebalanceHandler {
   PartitionOffsets on_assign(const std::vector<std::int32_t>& partitions) override;
   void on_revoke(const std::vector<std::int32_t>& partitions, bool lost) override;
 
-  // Decodes fetched messages into the merge (poison ones also to the dead-letter topic).
+  // A poison record waiting for the schema check to decide (schema_check.h).
+  struct Held {
+    detail::PendingRecord record;
+    DecodeError error;
+    std::string key, value;
+  };
+
+  // Decodes fetched messages into the merge (poison ones also to the dead-letter topic, once
+  // the schema check has decided; records applied before a restore are skipped undecoded).
   void ingest(std::vector<detail::MessageHandle>& messages, std::int64_t now_ms);
+  // Dead-letters a poison record and counts it; under no lock.
+  void dead_letter(const detail::PendingRecord& r, std::string_view key, std::string_view value,
+                   const DecodeError& error);
+  // Under mu: a record into the merge (a poison one also done for the tracker).
+  void push(detail::PendingRecord record, std::int64_t now_ms);
+  // Under mu: forgets held records of `partition` (it was reset or revoked; they are re-read).
+  void drop_held(std::int32_t partition);
   // Throws for a consumer error training cannot go on after (topic gone, not authorised).
   void check_consumer_error(const rd_kafka_message_t& message) const;
   // Under mu: pauses fetching partitions with too much buffered, resumes drained ones, and
@@ -48,7 +64,10 @@ struct KafkaSource::Impl final : detail::RebalanceHandler {
 
   mutable std::mutex mu;
   detail::EventTimeMerge merge;
-  PartitionOffsets restored;     // from seek(): where partitions assigned later start
+  PartitionProgressMap restored;  // from seek(): where partitions assigned later start
+  AppliedOffsets applied;         // what the trainer applied, per partition (applied_offsets.h)
+  std::vector<Held> held;         // poison records while the schema check decides
+  bool closing = false;           // leaving the group, applied() in use: hand-overs commit applied offsets
   PartitionOffsets assigned_at;  // where each owned partition started when it was assigned
   std::set<std::int32_t> paused;
   bool joined = false;  // the group's first assignment (possibly empty) has arrived

@@ -1,13 +1,19 @@
 // Where KafkaSource's partitions start and what happens to their offsets: rebalances, seek()
 // and commit(). The rules, and why:
 //
-//   assign  A partition starts at the restored position's offset (from seek()), unless the
-//           group holds a commit tagged with this run: then another member (or this one) of
-//           the same job incarnation has consumed it since, and its hand-over commit is newer.
-//           Without a restored offset: the group's committed offset, else earliest/latest.
-//   revoke  The revoked partitions' positions are committed (the hand-over), so the member
-//           that gets them continues exactly where this one stopped; their buffered records,
-//           not yet handed out, are dropped, so nothing is handed out twice.
+//   assign  A partition starts at the restored progress (from seek(): its low watermark, with
+//           the applied offsets above it skipped), unless the group holds a commit tagged
+//           with this run: then another member (or this one) of the same job incarnation has
+//           consumed it since, and its hand-over commit is newer (the claim then starts
+//           there: AppliedOffsets' `from`). Without a restored offset: the group's committed
+//           offset, else earliest/latest.
+//   revoke  The revoked partitions' read positions are committed (the hand-over), so the
+//           member that gets them continues exactly where this one stopped; records already
+//           handed out are this worker's to apply (its claim stays until they are), and the
+//           buffered ones are dropped, so nothing is handed out twice. When the source is
+//           closing (and its user reports applied batches), nobody will apply what it handed
+//           out: it commits the applied low watermark instead, so a commit never passes a
+//           record that was not applied.
 //   seek    Owned partitions move at once; a partition the position lacks was assigned after
 //           the position was taken, so it goes back to where its assignment started.
 #include <chrono>
@@ -24,35 +30,40 @@ PartitionOffsets KafkaSource::Impl::on_assign(const std::vector<std::int32_t>& p
     return {};
   }
   std::map<std::int32_t, detail::CommittedOffset> committed = consumer->committed(partitions);
-  PartitionOffsets restored_now;
+  PartitionProgressMap restored_now;
   {
     std::lock_guard lock(mu);
     restored_now = restored;
   }
-  PartitionOffsets starts;
+  PartitionProgressMap starts;
   for (std::int32_t p : partitions) {
     const detail::CommittedOffset& c = committed[p];
     const bool ours = c.offset >= 0 && c.metadata == commit_tag;
     if (auto it = restored_now.find(p); it != restored_now.end() && !ours) {
       starts[p] = it->second;
+      starts[p].from = 0;
     } else if (c.offset >= 0) {
-      starts[p] = c.offset;
+      starts[p] = PartitionProgress{.next = c.offset, .applied = {}, .from = ours ? c.offset : 0};
     } else {
       // A numeric offset rather than "beginning", so that position() is exact before the
       // partition's first record arrives.
       auto [low, high] = consumer->query_watermarks(p);
-      starts[p] = options.start_at == KafkaSourceOptions::StartAt::earliest ? low : high;
+      starts[p].next = options.start_at == KafkaSourceOptions::StartAt::earliest ? low : high;
     }
   }
   const std::int64_t now = wall_clock_ms();
+  PartitionOffsets offsets;
   std::lock_guard lock(mu);
-  for (const auto& [p, offset] : starts) {
-    merge.add(p, offset, now);
-    assigned_at[p] = offset;
+  for (const auto& [p, start] : starts) {
+    merge.add(p, start.next, now);
+    assigned_at[p] = start.next;
+    applied.start(p, start);
+    drop_held(p);
+    offsets[p] = start.next;
   }
   ++stats.assignments;
   joined = true;
-  return starts;
+  return offsets;
 }
 
 void KafkaSource::Impl::on_revoke(const std::vector<std::int32_t>& partitions, bool lost) {
@@ -61,12 +72,15 @@ void KafkaSource::Impl::on_revoke(const std::vector<std::int32_t>& partitions, b
   {
     std::lock_guard lock(mu);
     const PartitionOffsets positions = merge.positions();
+    const PartitionProgressMap progress = closing ? applied.progress(positions) : PartitionProgressMap{};
     for (std::int32_t p : partitions) {
       if (!merge.owns(p)) continue;
-      handover[p] = positions.at(p);
+      handover[p] = closing ? progress.at(p).next : positions.at(p);
       merge.remove(p);
       assigned_at.erase(p);
       paused.erase(p);
+      applied.release(p, positions.at(p));
+      drop_held(p);
     }
     ++stats.revocations;
   }
@@ -82,17 +96,20 @@ void KafkaSource::Impl::on_revoke(const std::vector<std::int32_t>& partitions, b
 
 void KafkaSource::seek(const data::DataPosition& position) {
   Impl& s = *impl_;
-  const PartitionOffsets offsets = offsets_of(position, s.options.topic);
+  const PartitionProgressMap progress = progress_in(position, s.options.topic);
   PartitionOffsets moves;
   {
     std::lock_guard lock(s.mu);
-    s.restored = offsets;
+    s.restored = progress;
     const std::int64_t now = wall_clock_ms();
     for (std::int32_t p : s.merge.partitions()) {
-      auto it = offsets.find(p);
-      const std::int64_t target = it != offsets.end() ? it->second : s.assigned_at.at(p);
-      s.merge.reset(p, target, now);
-      moves[p] = target;
+      auto it = progress.find(p);
+      PartitionProgress target = it != progress.end() ? it->second : PartitionProgress{.next = s.assigned_at.at(p), .applied = {}, .from = 0};
+      target.from = 0;
+      s.merge.reset(p, target.next, now);
+      moves[p] = target.next;
+      s.applied.start(p, std::move(target));
+      s.drop_held(p);
       if (s.paused.erase(p) > 0) s.consumer->pause(p, false);
     }
   }

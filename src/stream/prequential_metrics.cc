@@ -24,7 +24,9 @@ void PrequentialMetrics::record(std::span<const float> scores, std::span<const s
     TRIB_CHECK(labels[i] == 0 || labels[i] == 1, InvalidArgument,
                "prequential metrics: label {} is not 0 or 1 (binary labels only)", labels[i]);
     const std::int64_t fresh =
-        event_time_ms.empty() ? -1 : std::max<std::int64_t>(0, update_time_ms - event_time_ms[i]);
+        event_time_ms.empty()
+            ? -1
+            : std::max<std::int64_t>(0, update_time_ms - std::max(event_time_ms[i], freshness_floor_ms_));
     if (scores_.size() < window) {
       scores_.push_back(scores[i]);
       labels_.push_back(labels[i]);
@@ -82,6 +84,13 @@ std::optional<double> PrequentialMetrics::freshness_ms(double quantile) const {
   return static_cast<double>(known[rank]);
 }
 
+StreamCounts PrequentialMetrics::counts() const {
+  StreamCounts c = counts_;
+  c.trained = total_;
+  c += restored_;
+  return c;
+}
+
 nlohmann::json PrequentialMetrics::to_json() const {
   auto value = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   nlohmann::json lag = nlohmann::json::object();
@@ -94,8 +103,9 @@ nlohmann::json PrequentialMetrics::to_json() const {
     else
       lag_known = false;
   }
-  return {
-      {"examples", total_},
+  const StreamCounts c = counts();
+  nlohmann::json j = {
+      {"examples", c.trained},
       {"prequential_accuracy", value(accuracy())},
       {"prequential_auc", value(auc())},
       {"events_per_s", events_per_second()},
@@ -104,6 +114,8 @@ nlohmann::json PrequentialMetrics::to_json() const {
       {"consumer_lag", lag},
       {"consumer_lag_total", lag_known ? nlohmann::json(total_lag) : nlohmann::json(nullptr)},
   };
+  j.update(stream::to_json(c));
+  return j;
 }
 
 }  // namespace trib::stream

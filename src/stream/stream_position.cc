@@ -1,6 +1,7 @@
 #include "trib/stream/stream_position.h"
 
 #include <charconv>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -12,6 +13,9 @@ namespace trib::stream {
 namespace {
 
 constexpr std::string_view kPrefix = "kafka.";
+constexpr std::string_view kMetricsPrefix = "stream_metrics.";
+constexpr std::string_view kApplied = ".applied";
+constexpr std::string_view kFrom = ".from";
 
 template <typename T>
 bool parse_int(std::string_view text, T& out) {
@@ -29,7 +33,117 @@ bool split_key(std::string_view key, std::string_view& topic, std::int32_t& part
   return parse_int(key.substr(dot + 1), partition);
 }
 
+enum class Field { offset, applied, from };
+
+// Splits any progress key: "kafka.<topic>.<partition>[.applied|.from]".
+bool split_progress_key(std::string_view key, std::string_view& topic, std::int32_t& partition, Field& field) {
+  field = Field::offset;
+  if (key.ends_with(kApplied)) {
+    field = Field::applied;
+    key.remove_suffix(kApplied.size());
+  } else if (key.ends_with(kFrom)) {
+    field = Field::from;
+    key.remove_suffix(kFrom.size());
+  }
+  return split_key(key, topic, partition);
+}
+
+std::int64_t parse_offset(std::string_view key, const std::string& value) {
+  std::int64_t offset = 0;
+  TRIB_CHECK(parse_int(std::string_view(value), offset) && offset >= 0, Corruption,
+             "data position field '{}' = '{}' is not a partition's offset", key, value);
+  return offset;
+}
+
+// Every topic's progress in `position`, by topic.
+std::map<std::string, PartitionProgressMap, std::less<>> all_progress(const data::DataPosition& position) {
+  std::map<std::string, PartitionProgressMap, std::less<>> out;
+  std::map<std::string, std::set<std::int32_t>, std::less<>> has_offset;
+  for (const auto& [key, value] : position.fields()) {
+    std::string_view topic;
+    std::int32_t partition = 0;
+    Field field{};
+    if (!split_progress_key(key, topic, partition, field)) continue;
+    TRIB_CHECK(partition >= 0, Corruption, "data position field '{}' names a negative partition", key);
+    PartitionProgress& p = out[std::string(topic)][partition];
+    switch (field) {
+      case Field::offset:
+        p.next = parse_offset(key, value);
+        has_offset[std::string(topic)].insert(partition);
+        break;
+      case Field::applied:
+        p.applied = OffsetRanges::parse(value);
+        break;
+      case Field::from:
+        p.from = parse_offset(key, value);
+        break;
+    }
+  }
+  for (auto& [topic, parts] : out)
+    for (auto& [partition, p] : parts) {
+      TRIB_CHECK(has_offset[topic].contains(partition), Corruption,
+                 "data position has applied offsets or a claim for partition {} of '{}' but not its offset",
+                 partition, topic);
+      TRIB_CHECK(p.applied.empty() || p.applied.ranges().begin()->first > p.next, Corruption,
+                 "data position: applied offsets of partition {} of '{}' ({}) must lie above its offset {}",
+                 partition, topic, p.applied.to_string(), p.next);
+    }
+  return out;
+}
+
+void write_progress(data::DataPosition& position, std::string_view topic, std::int32_t partition,
+                    const PartitionProgress& p) {
+  const std::string key = offset_key(topic, partition);
+  position.set_int(key, p.next);
+  if (!p.applied.empty()) position.set(key + std::string(kApplied), p.applied.to_string());
+  if (p.from > 0) position.set_int(key + std::string(kFrom), p.from);
+}
+
 }  // namespace
+
+bool is_stream_field(std::string_view key) { return key.starts_with(kPrefix) || key.starts_with(kMetricsPrefix); }
+
+void set_progress(data::DataPosition& position, std::string_view topic, const PartitionProgressMap& progress) {
+  data::DataPosition out;
+  for (const auto& [key, value] : position.fields()) {
+    std::string_view t;
+    std::int32_t partition = 0;
+    Field field{};
+    if (split_progress_key(key, t, partition, field) && t == topic && progress.contains(partition)) continue;
+    out.set(key, value);
+  }
+  for (const auto& [partition, p] : progress) write_progress(out, topic, partition, p);
+  position = std::move(out);
+}
+
+PartitionProgressMap progress_in(const data::DataPosition& position, std::string_view topic) {
+  offsets_of(position, topic);  // the same checks: another topic's position is refused
+  auto all = all_progress(position);
+  auto it = all.find(topic);
+  return it == all.end() ? PartitionProgressMap{} : std::move(it->second);
+}
+
+void merge_claims(data::DataPosition& into, const data::DataPosition& from) {
+  auto mine = all_progress(into);
+  const auto theirs = all_progress(from);
+  data::DataPosition out;
+  for (const auto& [key, value] : into.fields())
+    if (!key.starts_with(kPrefix)) out.set(key, value);
+  for (const auto& [key, value] : from.fields())
+    if (key.starts_with(kMetricsPrefix)) out.set(key, value);
+  for (const auto& [topic, parts] : theirs)
+    for (const auto& [partition, p] : parts) {
+      auto& m = mine[topic];
+      auto it = m.find(partition);
+      if (it == m.end())
+        m.emplace(partition, p);
+      else
+        it->second = merge_claims(it->second, p);
+    }
+  for (const auto& [topic, parts] : mine)
+    for (const auto& [partition, p] : parts) write_progress(out, topic, partition, p);
+  into = std::move(out);
+}
 
 std::string offset_key(std::string_view topic, std::int32_t partition) {
   return fmt::format("{}{}.{}", kPrefix, topic, partition);
@@ -45,7 +159,7 @@ PartitionOffsets offsets_of(const data::DataPosition& position, std::string_view
   for (const auto& [key, value] : position.fields()) {
     std::string_view t;
     std::int32_t partition = 0;
-    if (!split_key(key, t, partition)) continue;
+    if (!split_key(key, t, partition)) continue;  // also skips ".applied" and ".from" fields
     if (t != topic) {
       others.insert(std::string(t));
       continue;

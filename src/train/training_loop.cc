@@ -112,6 +112,7 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     if (!update->apply(ctx.step, r.grads, vars)) {
       progress.message(fmt::format("step {}: non-finite gradient, step skipped", ctx.step));
       source.skipped(*batch);
+      hooks.on_skip(ctx, *batch);
       continue;
     }
     graph_for(batch->rows()).apply_state_updates(vars);

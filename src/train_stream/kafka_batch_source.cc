@@ -32,6 +32,7 @@ stream::KafkaSourceOptions source_options(const config::JobConfig& job, const st
   o.schema.csv_columns = s.csv_columns;
   o.schema.num_classes = static_cast<int>(job.model.classes);
   o.run_id = run_id;
+  o.reports_applied = true;  // the loop reports each batch once its update is applied
   if (k.idle_timeout_s > 0) o.idle_end = std::chrono::milliseconds(static_cast<std::int64_t>(k.idle_timeout_s * 1000));
   return o;
 }
@@ -63,24 +64,22 @@ KafkaBatchSource::KafkaBatchSource(const config::JobConfig& job, const train::Di
 void KafkaBatchSource::start(const train::SourceStart& start) {
   const config::KafkaDataConfig& kc = job_.data.kafka;
   const config::TrainingConfig& tc = job_.training;
-  // Where to start: the checkpoint's offsets (the chief's, handed to every worker), never
-  // the group's commits. One worker restores its whole pipeline position (exact with a
-  // shuffle buffer); several restore the merged Kafka offsets (see docs/streaming.md).
-  std::optional<data::DataPosition> full_position;
+  // Where to start: the checkpoint's applied progress per partition (the chief's, handed to
+  // every worker, whichever partitions it gets), never the group's commits. The pipeline's
+  // own position is not restored: the source skips what the checkpoint holds as applied, and
+  // reads again what was in the shuffle buffer (docs/streaming.md).
   if (dist_.chief()) {
     start_.run_id = fmt::format("{}-{}", wall_ms(), std::random_device{}());
     if (start.checkpoint != nullptr) {
       const Manifest& m = start.checkpoint->manifest();
       if (m.sections.count("kafka")) start_.offsets = train::data_position_from_json(m.sections.at("kafka"));
-      if (dist_.workers == 1 && !m.data_position.is_null())
-        full_position = train::data_position_from_json(m.data_position);
     }
   }
   start_ = sync_.start(start_);
 
   auto source = std::make_unique<stream::KafkaSource>(source_options(job_, start_.run_id));
   stream::KafkaSource* kafka = kafka_ = source.get();
-  if (!full_position && !start_.offsets.fields().empty()) kafka->seek(start_.offsets);
+  if (!start_.offsets.fields().empty()) kafka->seek(start_.offsets);
   sync_.await_assignment([kafka] { return !kafka->assignment().empty(); },
                          [kafka] { kafka->service(std::chrono::milliseconds(10)); }, std::chrono::seconds(60),
                          kc.topic);
@@ -88,15 +87,13 @@ void KafkaBatchSource::start(const train::SourceStart& start) {
   if (job_.data.shuffle && kc.shuffle_buffer > 0)
     builder.shuffle_buffer(kc.shuffle_buffer, tc.seed + static_cast<std::uint64_t>(dist_.worker_index));
   if (!job_.data.schema.log1p.empty()) builder.map(log1p_columns(job_.data.schema));
-  pipeline_.emplace(builder.batch(tc.batch, /*drop_last=*/true).prefetch(job_.data.prefetch).build());
-  if (full_position) pipeline_->seek(*full_position);
+  // Not drop_last: the last events of an idle stream are trained too, in a short batch.
+  pipeline_.emplace(builder.batch(tc.batch, /*drop_last=*/false).prefetch(job_.data.prefetch).build());
 }
 
-std::optional<data::DataPosition> KafkaBatchSource::position() const {
-  if (dist_.workers > 1) return std::nullopt;
-  return pipeline_->position();
-}
+void KafkaBatchSource::applied(const data::Batch& batch) { kafka_->applied(batch); }
 
-data::DataPosition KafkaBatchSource::kafka_position() const { return kafka_fields(pipeline_->position()); }
+// Consumed on purpose: a restore does not read it again (the stream hooks count it skipped).
+void KafkaBatchSource::skipped(const data::Batch& batch) { kafka_->applied(batch); }
 
 }  // namespace trib::train_stream

@@ -3,7 +3,9 @@
 // batches of training.batch. start() agrees with the other workers on where to begin (the
 // chief's checkpoint, never the group's commits; see stream_sync.h) and waits until every
 // worker owns partitions. next() gives nothing once the stream has been idle for
-// data.kafka.idle_timeout_s.
+// data.kafka.idle_timeout_s; the batch before that may be short. Progress is what the loop
+// reports applied (KafkaSource::applied_position), not what was read: records in the shuffle
+// buffer or the prefetch queue are read again after a restore.
 #pragma once
 
 #include <memory>
@@ -25,13 +27,12 @@ class KafkaBatchSource final : public train::BatchSource {
 
   void start(const train::SourceStart& start) override;
   std::optional<data::Batch> next() override { return pipeline_->next(); }
-  // One worker: its whole pipeline position (exact with a shuffle buffer). Several: none here;
-  // the stream hooks save the workers' merged Kafka offsets instead (stream_hooks.h).
-  std::optional<data::DataPosition> position() const override;
+  void applied(const data::Batch& batch) override;
+  void skipped(const data::Batch& batch) override;
+  // position() stays nullopt: the stream hooks save the workers' merged applied progress as
+  // the checkpoint's "kafka" section instead (stream_hooks.h).
 
-  // The Kafka fields of this worker's position: what it hands to the chief at a checkpoint.
-  data::DataPosition kafka_position() const;
-  // The offsets this run restored (empty: none).
+  // The checkpoint's "kafka" section this run restored (empty: none).
   const data::DataPosition& restored_offsets() const { return start_.offsets; }
   stream::KafkaSource& kafka() { return *kafka_; }
   StreamSync& sync() { return sync_; }

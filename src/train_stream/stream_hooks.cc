@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "train/training_state.h"
+#include "trib/stream/stream_counts.h"
 
 namespace trib::train_stream {
 namespace {
@@ -45,9 +46,19 @@ StreamHooks::StreamHooks(KafkaBatchSource& source, const std::filesystem::path& 
     : source_(source), run_dir_(run_dir), record_ids_(record_ids) {}
 
 void StreamHooks::on_start(train::LoopContext& ctx) {
-  ids_.emplace(run_dir_, ctx.distribution.worker_index, record_ids_);
-  if (!source_.restored_offsets().fields().empty())
-    ctx.progress.message(fmt::format("Kafka offsets restored: {}", source_.restored_offsets().to_string()));
+  const train::Distribution& dist = ctx.distribution;
+  ids_.emplace(run_dir_, dist.worker_index, record_ids_);
+  relay_.emplace(dist.worker_index, dist.workers, dist.publish, dist.lookup);
+  const data::DataPosition& restored = source_.restored_offsets();
+  if (restored.fields().empty()) return;
+  ctx.progress.message(fmt::format("Kafka offsets restored: {}", restored.to_string()));
+  // Counts continue from the checkpoint's; the chief takes over those of workers the resumed
+  // job no longer has. Freshness leaves out the time the job was down.
+  stream::StreamCounts base;
+  for (const auto& [w, c] : stream::counts_in(restored))
+    if (w == dist.worker_index || (ctx.chief() && w >= dist.workers)) base += c;
+  metrics_.restore_counts(base);
+  metrics_.set_freshness_floor(wall_ms());
 }
 
 void StreamHooks::on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) {
@@ -57,14 +68,25 @@ void StreamHooks::on_step(train::LoopContext& ctx, const data::Batch& batch, con
   ids_->step(ctx.step, batch);
 }
 
+void StreamHooks::on_skip(train::LoopContext& /*ctx*/, const data::Batch& batch) {
+  metrics_.record_skipped(batch.rows());
+}
+
 void StreamHooks::on_report(train::LoopContext& ctx) {
   stream::KafkaSource& kafka = source_.kafka();
   metrics_.set_consumer_lag(kafka.lag());
+  metrics_.set_dead_lettered(kafka.stats().poison);
   nlohmann::json j = metrics_.to_json();
   j["step"] = ctx.step, j["split"] = "stream", j["worker"] = ctx.distribution.worker_index;
   j["time_s"] = ctx.seconds();
   j["poison"] = kafka.stats().poison;
-  if (ctx.run) ctx.run->append_metrics_line(j.dump());
+  // The chief writes metrics.jsonl: its own row, then the rows the other workers sent.
+  if (ctx.run) {
+    ctx.run->append_metrics_line(j.dump());
+    for (const std::string& row : relay_->receive()) ctx.run->append_metrics_line(row);
+  } else {
+    relay_->send(j.dump());
+  }
   auto num = [](const nlohmann::json& v, const char* f) {
     return v.is_null() ? std::string("-") : fmt::format(fmt::runtime(f), v.get<double>());
   };
@@ -77,15 +99,33 @@ void StreamHooks::on_report(train::LoopContext& ctx) {
   if (auto a = metrics_.accuracy()) ctx.summary.accuracy = *a;
 }
 
+data::DataPosition StreamHooks::claim(const train::LoopContext& ctx) {
+  stream::KafkaSource& kafka = source_.kafka();
+  metrics_.set_dead_lettered(kafka.stats().poison);
+  data::DataPosition own = kafka.applied_position();
+  stream::save_counts(own, ctx.distribution.worker_index, metrics_.counts());
+  return own;
+}
+
 void StreamHooks::checkpoint_and_commit(train::LoopContext& ctx, const data::DataPosition& offsets) {
   ctx.write_checkpoint({{"kafka", train::data_position_to_json(offsets)}});
   if (std::string e = source_.kafka().commit(offsets); !e.empty())
     ctx.progress.message("Kafka commit failed (the checkpoint holds the offsets): " + e);
 }
 
+void StreamHooks::summarize(train::LoopContext& ctx, const data::DataPosition& merged) {
+  for (const std::string& row : relay_->receive()) ctx.run->append_metrics_line(row);
+  const nlohmann::json totals = stream::summary_json(stream::counts_in(merged));
+  ctx.run->append_metrics_line(totals.dump());
+  ctx.progress.message(fmt::format("stream totals: consumed {} trained {} skipped {} dead-lettered {}",
+                                   totals["consumed"].get<std::int64_t>(), totals["trained"].get<std::int64_t>(),
+                                   totals["skipped"].get<std::int64_t>(),
+                                   totals["dead_lettered"].get<std::int64_t>()));
+}
+
 void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
   StreamSync& sync = source_.sync();
-  const data::DataPosition own = source_.kafka_position();
+  const data::DataPosition own = claim(ctx);
   if (!final) {
     if (ctx.chief()) {
       checkpoint_and_commit(ctx, sync.gather(ctx.step, own));
@@ -95,10 +135,13 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
     }
     return;
   }
-  // The last checkpoint: every worker has stopped, so the final offsets are exact.
+  // The last checkpoint: every worker has stopped, so the final claims are exact. The loop has
+  // just had every worker report, so the chief collects all rows after the claims.
   if (ctx.chief()) {
-    checkpoint_and_commit(ctx, sync.gather_final(own));
+    const data::DataPosition merged = sync.gather_final(own);
+    checkpoint_and_commit(ctx, merged);
     sync.published_final();
+    summarize(ctx, merged);
   } else if (sync.final_offsets(own)) {
     source_.kafka().commit(own);
   }

@@ -1,13 +1,16 @@
 // What a stream job adds to the training loop: prequential metrics (each batch scored before
-// it is trained on), the debug record of applied event ids (data.kafka.record_ids), and
-// checkpoints holding the workers' agreed Kafka offsets, committed to the consumer group only
-// once the checkpoint is published (stream_sync.h).
+// it is trained on) with counts that continue across --resume, every worker's metrics rows in
+// the chief's metrics.jsonl (MetricsRelay) and a closing summary line, the debug record of
+// applied event ids (data.kafka.record_ids), and checkpoints holding the workers' agreed
+// applied progress and counts (the "kafka" section), committed to the consumer group only once
+// the checkpoint is published (stream_sync.h).
 #pragma once
 
 #include <filesystem>
 #include <fstream>
 #include <optional>
 
+#include "stream/metrics_relay.h"
 #include "train_stream/kafka_batch_source.h"
 #include "trib/stream/prequential_metrics.h"
 #include "trib/train/training_hooks.h"
@@ -31,19 +34,25 @@ class StreamHooks final : public train::TrainingHooks {
 
   void on_start(train::LoopContext& ctx) override;
   void on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) override;
+  void on_skip(train::LoopContext& ctx, const data::Batch& batch) override;
   void on_report(train::LoopContext& ctx) override;
   void on_checkpoint(train::LoopContext& ctx, bool final) override;
   void on_end(train::LoopContext& ctx) override;
 
  private:
+  // This worker's claim for a checkpoint: applied progress per partition, and its counts.
+  data::DataPosition claim(const train::LoopContext& ctx);
   // Chief: writes a checkpoint holding `offsets`; commits them to Kafka once it is published.
   void checkpoint_and_commit(train::LoopContext& ctx, const data::DataPosition& offsets);
+  // Chief, at the end: the other workers' last rows and the summary line of `merged`'s counts.
+  void summarize(train::LoopContext& ctx, const data::DataPosition& merged);
 
   KafkaBatchSource& source_;
   std::filesystem::path run_dir_;
   bool record_ids_;
   stream::PrequentialMetrics metrics_;
   std::optional<IdRecorder> ids_;  // from on_start: the run directory exists by then
+  std::optional<stream::MetricsRelay> relay_;  // from on_start
 };
 
 }  // namespace trib::train_stream

@@ -6,6 +6,7 @@
 
 #include "train/training_state.h"
 #include "trib/core/error.h"
+#include "trib/stream/stream_position.h"
 
 namespace trib::train_stream {
 
@@ -17,23 +18,16 @@ std::string encode(const data::DataPosition& p) { return train::data_position_to
 
 data::DataPosition decode(const std::string& text) { return train::data_position_from_json(nlohmann::json::parse(text)); }
 
-// Partitions are disjoint at a barrier. At the end they may not be: a worker that stopped
-// left the group, and its partitions moved (with a hand-over commit at its final offset) to
-// a worker still training, which then reports a later offset for them. Offsets only grow
-// within a run, so the larger one is the newer claim.
-void merge_newest(data::DataPosition& into, const data::DataPosition& from) {
-  for (const auto& [key, value] : from.fields()) {
-    if (!key.starts_with("kafka.")) continue;
-    if (!into.has(key) || from.get_int(key) > into.get_int(key)) into.set(key, value);
-  }
-}
+// Partitions are disjoint at a barrier, unless one moved between workers within the run:
+// both then claim it, and merge_claims keeps what either applied (applied_offsets.h).
+void merge_newest(data::DataPosition& into, const data::DataPosition& from) { stream::merge_claims(into, from); }
 
 }  // namespace
 
 data::DataPosition kafka_fields(const data::DataPosition& position) {
   data::DataPosition out;
   for (const auto& [key, value] : position.fields())
-    if (key.starts_with("kafka.")) out.set(key, value);
+    if (stream::is_stream_field(key)) out.set(key, value);
   return out;
 }
 

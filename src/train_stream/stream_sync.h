@@ -4,7 +4,7 @@
 // worker's offsets to the chief; checkpoints are a barrier. At checkpoint step s every worker,
 // once its step-s update is applied (with parameter servers: acknowledged by the servers),
 // publishes its offsets under stream/pos/<s>/<worker> and waits for stream/ckpt/<s>. The
-// chief merges them (partitions are disjoint: merge_offsets), saves and publishes the
+// chief merges them (partitions are disjoint: stream::merge_claims), saves and publishes the
 // checkpoint, then sets stream/ckpt/<s>. Nobody trains while the chief saves, so the saved
 // parameters hold exactly the updates of the records before the saved offsets.
 //
@@ -72,7 +72,8 @@ class StreamSync {
   std::chrono::milliseconds timeout_;
 };
 
-// The Kafka fields of a position (a shuffle buffer's own fields cannot be merged).
+// The stream fields of a position (stream::is_stream_field: Kafka progress and counts; a
+// shuffle buffer's own fields cannot be merged).
 data::DataPosition kafka_fields(const data::DataPosition& position);
 
 }  // namespace trib::train_stream

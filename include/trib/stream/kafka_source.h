@@ -6,22 +6,26 @@
 //   stream::KafkaSource* kafka = source.get();  // the pipeline owns it; keep a pointer
 //   data::Pipeline p = data::Pipeline::from(std::move(source)).shuffle_buffer(4096, seed)
 //                          .batch(256).prefetch(2).build();
-//   if (restoring) p.seek(checkpoint.data_position);         // offsets from the checkpoint
-//   ... train; save a checkpoint holding p.position(); once it is published:
-//   kafka->commit(p.position());                               // for lag monitoring
+//   if (restoring) kafka->seek(checkpoint_offsets);           // applied progress saved
+//   ... train; after each update: kafka->applied(batch);
+//   save a checkpoint holding kafka->applied_position(); once it is published:
+//   kafka->commit(that position);                              // for lag monitoring
 //
-// Exactly-once: position() holds, per owned partition, the offset after the last record handed
-// out ("kafka.<topic>.<partition>"). seek() makes the source continue from those offsets, not
-// from the group's committed ones; commit() only publishes them to the group. See
-// docs/streaming.md for the guarantee and its limits (rebalances, the order of a re-read).
+// Exactly-once: the trainer reports each batch applied() once its update is applied;
+// applied_position() then holds, per partition, the low watermark of applied records and the
+// applied offsets above it. seek() to it makes the source continue there (skipping what was
+// applied), not from the group's committed offsets; commit() only publishes the low watermarks
+// to the group. position() is the read position pipeline stages need. See docs/streaming.md
+// for the guarantee and its limits.
 //
 // Batches carry, besides "features" (f32 [N, F]) and "labels" (i32 [N]), per-record metadata:
 // kEventTime (i64, the Kafka timestamp in ms), kPartition (i32), kOffset (i64) and, when the
 // schema has an id field, kEventId (i64).
 //
 // Records that do not fit the schema are counted and sent to the dead-letter topic; training
-// goes on. But when each of the first `schema_check_records` records lacks the same field,
-// next() throws InvalidArgument naming it: the schema, not the data, is wrong.
+// goes on. But when each of the first `schema_check_records` records fails the same way (lacks
+// the same field, say), next() throws InvalidArgument naming it before any of them is
+// dead-lettered or consumed: the schema, not the data, is wrong.
 #pragma once
 
 #include <chrono>
@@ -64,6 +68,12 @@ struct KafkaSourceOptions {
   std::int64_t max_buffered_per_partition = 10'000;
   // Fail fast on a wrong schema (see above); 0 disables the check.
   std::int64_t schema_check_records = 20;
+  // The caller reports every batch it trains on with applied() (which needs this). Then
+  // applied_position() counts only applied records, and the hand-over commit of a closing
+  // source holds the applied low watermark, not the read position: records it handed out but
+  // nobody applied are read again by the group's next member. Without it, applied_position()
+  // is the read position.
+  bool reports_applied = false;
   // The constructor waits this long for the group's first assignment (see KafkaSource()).
   std::chrono::milliseconds join_timeout{60'000};
 };
@@ -78,7 +88,8 @@ struct PartitionLag {
 struct KafkaSourceStats {
   std::int64_t records = 0;          // handed out in batches
   std::int64_t bytes = 0;            // their value bytes
-  std::int64_t poison = 0;           // records that did not fit the schema
+  std::int64_t poison = 0;           // records that did not fit the schema (dead-lettered)
+  std::int64_t unapplied = 0;        // handed out, not yet reported applied()
   std::int64_t dead_lettered = 0;    // of those, delivered to the dead-letter topic
   std::int64_t dead_letter_failures = 0;
   std::int64_t assignments = 0;      // rebalances that gave this source partitions
@@ -108,9 +119,21 @@ class KafkaSource final : public data::ExampleSource {
   KafkaSource& operator=(const KafkaSource&) = delete;
 
   std::optional<data::Batch> next(std::int64_t max_rows) override;
+  // Where reading stands: per owned partition the offset after the last record handed out
+  // (what a pipeline stage re-reading a window seeks back to).
   data::DataPosition position() const override;
+  // Where training stands, for checkpoints and commits: per partition the records applied
+  // (applied_offsets.h: the low watermark, and the applied offsets above it). Records handed
+  // out but not applied (in a shuffle buffer, a prefetch queue) are not in it: a source that
+  // seeks to it reads them again, and skips the applied ones.
+  data::DataPosition applied_position() const;
+  // Thread-safe: the update that used `batch` (one this source produced, any pipeline stages
+  // later) is applied. Call it for a step skipped on purpose too (a non-finite gradient).
+  // InvalidArgument unless options.reports_applied.
+  void applied(const data::Batch& batch);
   // Continues owned partitions from the position's offsets at once, and partitions assigned
-  // later from theirs. InvalidArgument for a position of another topic.
+  // later from theirs; with applied progress (applied_position()), records it holds as
+  // applied are skipped. InvalidArgument for a position of another topic.
   void seek(const data::DataPosition& position) override;
   void interrupt() override;
 

@@ -23,6 +23,7 @@
 
 #include "trib/data/batch.h"
 #include "trib/stream/kafka_source.h"
+#include "trib/stream/stream_counts.h"
 
 namespace trib::stream {
 
@@ -43,16 +44,27 @@ class PrequentialMetrics {
   // The same, reading labels and KafkaSource::kEventTime (if present) from the batch.
   void record(const data::Batch& batch, std::span<const float> scores, std::int64_t update_time_ms);
   void set_consumer_lag(std::vector<PartitionLag> lag) { lag_ = std::move(lag); }
+  // Events of a step skipped on purpose (a non-finite gradient).
+  void record_skipped(std::int64_t rows) { counts_.skipped += rows; }
+  // This run's poison records so far (the source's stats().poison).
+  void set_dead_lettered(std::int64_t poison) { counts_.dead_lettered = poison; }
+  // A resumed job continues its counts from the checkpoint's.
+  void restore_counts(const StreamCounts& saved) { restored_ = saved; }
+  // These counts, restored ones included ("examples" in to_json is their `trained`).
+  StreamCounts counts() const;
+  // Events older than `ms` count their freshness from it: a resumed job sets its start, so
+  // that the time it was down is not reported as staleness of the model.
+  void set_freshness_floor(std::int64_t ms) { freshness_floor_ms_ = ms; }
 
-  std::int64_t examples() const { return total_; }
+  std::int64_t examples() const { return total_; }  // this run
   std::optional<double> accuracy() const;  // score >= 0.5 predicts 1
   std::optional<double> auc() const;       // nullopt while the window holds one class
   double events_per_second() const;
   std::optional<double> freshness_ms(double quantile) const;  // quantile in [0, 1]
 
   // {"examples", "prequential_accuracy", "prequential_auc", "events_per_s", "freshness_p50_ms",
-  //  "freshness_p99_ms", "consumer_lag": {"<partition>": n}, "consumer_lag_total"}; null for
-  // what is not known yet.
+  //  "freshness_p99_ms", "consumer_lag": {"<partition>": n}, "consumer_lag_total", "consumed",
+  //  "trained", "skipped", "dead_lettered"}; null for what is not known yet.
   nlohmann::json to_json() const;
 
  private:
@@ -63,6 +75,9 @@ class PrequentialMetrics {
   std::vector<std::int64_t> freshness_;  // -1: unknown
   std::size_t head_ = 0;                 // next slot to write
   std::int64_t total_ = 0;
+  StreamCounts counts_;    // this run's skipped and dead-lettered (trained is total_)
+  StreamCounts restored_;  // from the checkpoint
+  std::int64_t freshness_floor_ms_ = 0;
   std::deque<std::pair<std::int64_t, std::int64_t>> updates_;  // (update time, rows)
   std::vector<PartitionLag> lag_;
 };

@@ -1,8 +1,13 @@
-// Kafka offsets inside a DataPosition. A source adds one field per partition it owns,
+// Kafka offsets inside a DataPosition. A source's position() adds one field per partition it
+// owns,
 //   kafka.<topic>.<partition> = <next offset to hand out>
-// next to the fields of the pipeline's other stages, so a checkpoint's data position holds the
-// exact Kafka offsets the model has consumed. With several workers, the trainer merges their
-// positions (their partitions are disjoint) into the one stored with the model.
+// next to the fields of the pipeline's other stages. A checkpoint stores applied progress
+// instead (applied_offsets.h), in the same key plus two optional ones:
+//   kafka.<topic>.<partition>         = <next offset not applied: the low watermark>
+//   kafka.<topic>.<partition>.applied = <offsets above it already applied: "12,15-17">
+//   kafka.<topic>.<partition>.from    = <where a worker's claim begins; only between workers>
+// With several workers, the trainer merges their claims (merge_claims) into the one stored
+// with the model.
 #pragma once
 
 #include <cstdint>
@@ -11,13 +16,16 @@
 #include <string_view>
 
 #include "trib/data/data_position.h"
+#include "trib/stream/applied_offsets.h"
 
 namespace trib::stream {
 
-using PartitionOffsets = std::map<std::int32_t, std::int64_t>;
-
 // "kafka.<topic>.<partition>"
 std::string offset_key(std::string_view topic, std::int32_t partition);
+// Whether a position field is part of a stream's progress ("kafka.": offsets, applied sets,
+// claims; "stream_metrics.": counts that continue across a resume). The rest belongs to
+// pipeline stages and cannot be merged between workers.
+bool is_stream_field(std::string_view key);
 
 // Sets one field per partition (replacing those already there for that partition).
 void set_offsets(data::DataPosition& position, std::string_view topic, const PartitionOffsets& offsets);
@@ -26,6 +34,17 @@ void set_offsets(data::DataPosition& position, std::string_view topic, const Par
 // holds Kafka offsets of other topics only (a position saved by a source reading something
 // else), and Corruption for a malformed field.
 PartitionOffsets offsets_of(const data::DataPosition& position, std::string_view topic);
+
+// Applied progress (see above) per partition: set_progress writes it (replacing the fields of
+// those partitions), progress_in reads it (Corruption for a malformed field; a position with
+// offsets only reads as progress with nothing applied above them).
+void set_progress(data::DataPosition& position, std::string_view topic, const PartitionProgressMap& progress);
+PartitionProgressMap progress_in(const data::DataPosition& position, std::string_view topic);
+
+// `into` plus the stream fields of `from` (is_stream_field), for workers' claims: a partition
+// both hold is merged by merge_claims (it moved between workers within a run); other fields
+// of `from` replace those of `into`.
+void merge_claims(data::DataPosition& into, const data::DataPosition& from);
 
 // `into` plus the Kafka fields of `from`; InvalidArgument naming the field when both hold an
 // offset for the same partition (two workers claim it).

@@ -60,6 +60,9 @@ class TrainingHooks {
   // what the step computed. result.logits came from the forward pass before the update: the
   // batch's prequential scores.
   virtual void on_step(LoopContext& /*ctx*/, const data::Batch& /*batch*/, const StepResult& /*result*/) {}
+  // After a step the strategy skipped (a non-finite gradient; ctx.step does not count it), on
+  // the worker that skipped it, after source.skipped: the batch it consumed without training.
+  virtual void on_skip(LoopContext& /*ctx*/, const data::Batch& /*batch*/) {}
   // Every LoopPlan::report_every steps, and once after the last step unless that step just
   // reported; on every worker: evaluations, metrics rows.
   virtual void on_report(LoopContext& /*ctx*/) {}

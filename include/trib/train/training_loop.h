@@ -4,7 +4,8 @@
 //            resume (chief), source.start, the run directory and its config.yaml (chief),
 //            optimizer, schedule, update strategy, initial variables, strategy.start
 //   steps    batch = source.next() (none: the source ended) -> forward and backward ->
-//            strategy.apply -> source.applied, hooks.on_step -> every report_every steps
+//            strategy.apply -> source.applied, hooks.on_step (a skipped step: source.skipped,
+//            hooks.on_skip) -> every report_every steps
 //            hooks.on_report, every checkpoint_every steps hooks.on_checkpoint
 //   end      strategy.finish, the last report, the last checkpoint, hooks.on_end
 //

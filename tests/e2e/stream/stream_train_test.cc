@@ -10,10 +10,14 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "e2e/trib_process.h"
+#include "trib/stream/kafka_producer.h"
 #include "trib/stream/event_producer.h"
 #include "trib/stream/mock_broker.h"
 
@@ -38,9 +42,8 @@ stream::ProduceOptions produce_options(const std::string& bootstrap, std::int64_
   return o;
 }
 
-// Overrides for a test job on `bootstrap`: batch 1 (a stream's last partial batch is not
-// trained, which would blur the count), no shuffle buffer (with several workers, exact
-// offsets need it: docs/streaming.md), ends 3 s after the last event.
+// Overrides for a test job on `bootstrap`: batch 1, no shuffle buffer (tests that want the
+// example's set them again), ends 3 s after the last event.
 std::vector<std::string> job_args(const std::string& bootstrap, std::vector<std::string> a) {
   std::vector<std::string> settings = {"--set", "data.kafka.bootstrap_servers=\"" + bootstrap + "\"",
                                 "--set", "data.kafka.record_ids=true",
@@ -53,6 +56,26 @@ std::vector<std::string> job_args(const std::string& bootstrap, std::vector<std:
                                 "--set", "training.checkpoint_every=100000"};
   a.insert(a.end(), settings.begin(), settings.end());
   return a;
+}
+
+nlohmann::json last_metrics_line(const fs::path& run_dir) {
+  std::ifstream in(run_dir / "metrics.jsonl");
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last.empty() ? nlohmann::json() : nlohmann::json::parse(last);
+}
+
+// A section of the manifest of checkpoint `step` (as a manifest stores it: a JSON object).
+nlohmann::json checkpoint_section(const fs::path& run_dir, int step, const std::string& section) {
+  for (auto& e : fs::directory_iterator(run_dir / "checkpoints")) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with("ckpt-") || std::stoi(name.substr(5)) != step) continue;
+    std::ifstream in(e.path() / "manifest.json");
+    return nlohmann::json::parse(in).at("sections").at(section);
+  }
+  ADD_FAILURE() << "no checkpoint " << step << " in " << run_dir;
+  return {};
 }
 
 // Per run (in file order), per worker file: the lines "step id id ...".
@@ -142,20 +165,26 @@ TEST(StreamTraining, ParameterServerModesEndWhenTheStreamGoesQuiet) {
 // Half the events are in the topic before the job starts; it is killed (SIGKILL to the
 // launcher, whose children follow it) once a periodic checkpoint exists, long before the
 // 3 s of idleness that would end it; the other half is produced while nothing runs; the
-// resumed job must apply exactly the events after the checkpoint's offsets. A periodic
+// resumed job must apply exactly the events after the checkpoint's positions. A periodic
 // checkpoint is a barrier at the same step on every worker, so "applied up to the
 // checkpoint" is every worker's lines up to that step (the final checkpoint is not one).
-TEST(StreamTraining, AJobKilledMidStreamResumesExactlyOnce) {
+// `settings` go after the test's own (a shuffle buffer, a batch size); `every` is the
+// checkpoint interval in steps.
+// `scattered`: the checkpoint must hold applied offsets above a low watermark (a shuffle
+// buffer was mid-window), so the test exercises what it is about.
+void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<std::string> settings, int every,
+                                         std::int64_t batch, bool scattered) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
   const std::int64_t half = 4000, n = 2 * half;
-  const int every = 250;
   std::atomic<bool> stop{false};
   ASSERT_EQ(stream::produce_events(produce_options(broker.bootstrap(), half, 0), stop).delivered, half);
-  fs::path out = fresh_dir("resume");
+  fs::path out = fresh_dir(name);
   bool killed = false;
   auto extra = [&](std::vector<std::string> a) {  // after job_args: the last --set wins
     a = job_args(broker.bootstrap(), a);
-    a.insert(a.end(), {"--set", "training.checkpoint_every=" + std::to_string(every)});
+    a.insert(a.end(), {"--set", "training.checkpoint_every=" + std::to_string(every), "--set",
+                       "training.batch=" + std::to_string(batch)});
+    a.insert(a.end(), settings.begin(), settings.end());
     return a;
   };
   TribRun first = run_trib(extra({"train", kExample, "--output", out.string()}), std::chrono::seconds(60),
@@ -169,6 +198,11 @@ TEST(StreamTraining, AJobKilledMidStreamResumesExactlyOnce) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const int checkpoint = newest_checkpoint(out);
   ASSERT_EQ(checkpoint % every, 0) << "the kill came after the final checkpoint\n" << first.output;
+  // The section's readable summary lists its fields, "kafka.transactions.0.applied=..." among them.
+  const nlohmann::json kafka = checkpoint_section(out, checkpoint, "kafka");
+  if (scattered) {
+    EXPECT_NE(kafka.value("summary", "").find(".applied="), std::string::npos) << kafka.dump();
+  }
   stream::ProduceOptions rest = produce_options(broker.bootstrap(), half, 0);
   rest.generator.first_id = half;
   rest.generator.seed = 2;
@@ -183,13 +217,73 @@ TEST(StreamTraining, AJobKilledMidStreamResumesExactlyOnce) {
   for (auto [step, id] : ids.runs[0])
     if (step <= checkpoint) ++seen[id];
   const std::int64_t before = static_cast<std::int64_t>(seen.size());
-  EXPECT_GE(before, 2 * checkpoint) << "both workers' steps up to the checkpoint";
+  EXPECT_GE(before, 2 * checkpoint * batch) << "both workers' steps up to the checkpoint";
   for (auto [step, id] : ids.runs[1]) ++seen[id];
   EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n) << "every event applied, " << before << " up to checkpoint " << checkpoint;
   int reported = 0;
   for (std::int64_t id = 0; id < n && static_cast<std::int64_t>(seen.size()) != n && reported < 20; ++id)
     if (!seen.count(id)) ADD_FAILURE() << "event " << id << " never applied (" << ++reported << ")";
   for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+  // The counts continue across the resume: the summary of the resumed run covers both.
+  const nlohmann::json summary = last_metrics_line(out);
+  EXPECT_EQ(summary["split"], "stream_summary") << summary.dump();
+  EXPECT_EQ(summary["trained"], n) << summary.dump();
+  EXPECT_EQ(summary["consumed"], n) << summary.dump();
+  fs::remove_all(out);
+}
+
+TEST(StreamTraining, AJobKilledMidStreamResumesExactlyOnce) {
+  expect_kill_and_resume_exactly_once("resume", {}, 250, 1, false);
+}
+
+// The shipped example's shuffle buffer: records read into a worker's window but not trained
+// at the checkpoint are trained after the restart, and the window's trained ones are not.
+TEST(StreamTraining, AJobWithTheExamplesShuffleBufferResumesExactlyOnce) {
+  expect_kill_and_resume_exactly_once("resume-shuffled", {"--set", "data.kafka.shuffle_buffer=512"}, 100, 4, true);
+}
+
+// The shipped example as it is (shuffle buffer 512, batch 64), ended by idleness: every
+// event is trained once, the last batches short; metrics.jsonl holds both workers' rows and
+// a summary that accounts for every record, the poison one included.
+TEST(StreamTraining, TheShippedExampleTrainsEveryEventOfAnIdleStream) {
+  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
+  std::atomic<bool> stop{false};
+  const std::int64_t n = 3001;
+  ASSERT_EQ(stream::produce_events(produce_options(broker.bootstrap(), n, 0), stop).delivered, n);
+  {
+    stream::KafkaConfig kafka;
+    kafka.bootstrap_servers = broker.bootstrap();
+    stream::KafkaProducer producer(kafka);
+    producer.produce("transactions", "poison", R"({"id": 99999, "amount": "a lot"})", 0, {}, 0);
+    ASSERT_TRUE(producer.flush(std::chrono::seconds(5)));
+  }
+  fs::path out = fresh_dir("shipped");
+  std::vector<std::string> a = job_args(broker.bootstrap(), {"train", kExample, "--output", out.string()});
+  a.insert(a.end(), {"--set", "data.kafka.shuffle_buffer=512", "--set", "training.batch=64", "--set",
+                     "training.eval_every=10"});
+  TribRun r = run_trib(a, std::chrono::seconds(60));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  AppliedIds ids = read_ids(out, 2);
+  ASSERT_EQ(ids.runs.size(), 1u) << r.output;
+  std::map<std::int64_t, int> seen;
+  for (auto [step, id] : ids.runs[0]) ++seen[id];
+  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n) << "every event trained on";
+  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+
+  std::set<int> workers;
+  std::ifstream in(out / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("split", "") == "stream") workers.insert(j["worker"].get<int>());
+  }
+  EXPECT_EQ(workers, (std::set<int>{0, 1})) << "both workers' rows";
+  const nlohmann::json summary = last_metrics_line(out);
+  EXPECT_EQ(summary["split"], "stream_summary") << summary.dump();
+  EXPECT_EQ(summary["trained"], n) << summary.dump();
+  EXPECT_EQ(summary["dead_lettered"], 1) << summary.dump();
+  EXPECT_EQ(summary["consumed"], n + 1) << summary.dump();
+  EXPECT_EQ(summary["workers"]["0"]["trained"].get<std::int64_t>() + summary["workers"]["1"]["trained"].get<std::int64_t>(), n);
+  EXPECT_NE(r.output.find("stream totals: consumed " + std::to_string(n + 1)), std::string::npos) << r.output;
   fs::remove_all(out);
 }
 
@@ -234,6 +328,60 @@ TEST(StreamTraining, BadInputIsReportedAndKeepsTheCheckpoint) {
   EXPECT_NE(bad_schema.output.find("schema names field 'balance'"), std::string::npos) << bad_schema.output;
 
   EXPECT_EQ(newest_checkpoint(out), saved) << "no bad input loses the checkpoint";
+  fs::remove_all(out);
+}
+
+// A record whose amount overflows a float makes a non-finite gradient: the loop skips that
+// step and tells the stream hooks (TrainingHooks::on_skip), so the summary counts the event
+// skipped, and the source holds it as consumed, so that --resume does not read it again.
+TEST(StreamTraining, ASkippedStepIsCountedAndNotReadAgainAfterAResume) {
+  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
+  std::atomic<bool> stop{false};
+  const std::int64_t n = 300, more = 40;
+  ASSERT_EQ(stream::produce_events(produce_options(broker.bootstrap(), n, 0), stop).delivered, n);
+  {
+    stream::KafkaConfig kafka;
+    kafka.bootstrap_servers = broker.bootstrap();
+    stream::KafkaProducer producer(kafka);
+    producer.produce("transactions", "overflow",
+                     R"({"id": 99999, "amount": 1e39, "merchant_category": 1, "hour": 3, "distance_km": 1,)"
+                     R"( "velocity_1h": 1, "card_present": 1, "foreign": 0, "label": 0})",
+                     0, {}, 0);
+    ASSERT_TRUE(producer.flush(std::chrono::seconds(5)));
+  }
+  fs::path out = fresh_dir("skipped");
+  TribRun first = run_trib(local(job_args(broker.bootstrap(), {"train", kExample, "--output", out.string(), "--set",
+                                                              "data.kafka.idle_timeout_s=1"})),
+                           std::chrono::seconds(60));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("non-finite gradient, step skipped"), std::string::npos) << first.output;
+  nlohmann::json summary = last_metrics_line(out);
+  EXPECT_EQ(summary["split"], "stream_summary") << summary.dump();
+  EXPECT_EQ(summary["skipped"], 1) << summary.dump();
+  EXPECT_EQ(summary["trained"], n) << summary.dump();
+  EXPECT_EQ(summary["consumed"], n + 1) << summary.dump();
+
+  stream::ProduceOptions rest = produce_options(broker.bootstrap(), more, 0);
+  rest.generator.first_id = n;
+  ASSERT_EQ(stream::produce_events(rest, stop).delivered, more);
+  TribRun resumed = run_trib(local(job_args(broker.bootstrap(), {"train", kExample, "--resume", out.string(), "--set",
+                                                                "data.kafka.idle_timeout_s=1"})),
+                             std::chrono::seconds(60));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(resumed.output.find("non-finite gradient"), std::string::npos) << "the skipped record was read again\n"
+                                                                           << resumed.output;
+  summary = last_metrics_line(out);
+  EXPECT_EQ(summary["skipped"], 1) << summary.dump();
+  EXPECT_EQ(summary["trained"], n + more) << summary.dump();
+  EXPECT_EQ(summary["consumed"], n + more + 1) << summary.dump();
+  AppliedIds ids = read_ids(out, 1);
+  ASSERT_EQ(ids.runs.size(), 2u);
+  std::map<std::int64_t, int> seen;
+  for (const auto& run : ids.runs)
+    for (auto [step, id] : run) ++seen[id];
+  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n + more);
+  EXPECT_EQ(seen.count(99999), 0u) << "the overflowing event was never applied";
+  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
   fs::remove_all(out);
 }
 

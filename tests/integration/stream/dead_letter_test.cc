@@ -4,6 +4,7 @@
 #include "integration/stream/kcat.h"
 #include "integration/stream/stream_test_util.h"
 #include "trib/core/error.h"
+#include "trib/stream/stream_position.h"
 
 namespace trib::stream {
 namespace {
@@ -76,6 +77,66 @@ TEST_F(DeadLetterTest, ASchemaFieldNoRecordHasIsAnErrorNamingIt) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The check decides before anything is dead-lettered or committed: a fetch of thousands of
+// records all lacking the field is not sent to the dead-letter topic, and a corrected rerun in
+// the same group reads every record.
+TEST_F(DeadLetterTest, AWrongSchemaFailsBeforeDeadLetteringOrCommittingAnything) {
+  const std::string cards = make_topic(2);
+  produce_events(bootstrap(), cards, 0, 3000);
+  {
+    KafkaSourceOptions o = source_options(bootstrap(), cards);
+    o.schema.features.push_back("balance");
+    o.reports_applied = true;
+    KafkaSource source(o);
+    EXPECT_THROW(consume_until(source, [](const auto&) { return false; }, 5s, 256), InvalidArgument);
+    const KafkaSourceStats stats = source.stats();
+    EXPECT_EQ(stats.poison, 0);
+    EXPECT_EQ(stats.dead_lettered, 0);
+    EXPECT_EQ(stats.records, 0);
+    for (const auto& [p, offset] : offsets_of(source.applied_position(), cards)) EXPECT_EQ(offset, 0) << p;
+  }  // leaves the group, committing its hand-over
+  KafkaSource corrected(source_options(bootstrap(), cards));
+  expect_each_once(consume_until(corrected, [](const auto& ids) { return ids.size() >= 3000; }, 15s, 256), 3000);
+  EXPECT_EQ(corrected.stats().poison, 0);
+}
+
+TEST_F(DeadLetterTest, AWrongLabelIsASchemaErrorNamingIt) {
+  const std::string cards = make_topic(1);
+  produce_events(bootstrap(), cards, 0, 30);
+  KafkaSourceOptions o = source_options(bootstrap(), cards);
+  o.schema.label = "card";  // card numbers are no class indices
+  KafkaSource source(o);
+  try {
+    consume_until(source, [](const auto&) { return false; }, 5s);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("schema field 'card' fits none of the first 20 records"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(source.stats().poison, 0);
+  EXPECT_THROW(source.applied(data::Batch()), InvalidArgument) << "made without reports_applied";
+}
+
+// Poison records while the check decides are held, then dead-lettered in order once a good
+// record shows the schema fits.
+TEST_F(DeadLetterTest, PoisonBeforeTheFirstGoodRecordIsDeadLetteredOnceTheSchemaFits) {
+  const std::string cards = make_topic(1);
+  {
+    KafkaProducer producer(fast_kafka(bootstrap()));
+    for (int i = 0; i < 5; ++i) producer.produce(cards, "poison", kPoison, 0, {}, 0);
+    ASSERT_TRUE(producer.flush(5s));
+  }
+  produce_events(bootstrap(), cards, 0, 40);
+  KafkaSource source(source_options(bootstrap(), cards));
+  expect_each_once(consume_until(source, [](const auto& ids) { return ids.size() >= 40; }, 10s), 40);
+  for (auto end = std::chrono::steady_clock::now() + 5s;
+       source.stats().dead_lettered < 5 && std::chrono::steady_clock::now() < end;)
+    source.next(1);
+  EXPECT_EQ(source.stats().poison, 5);
+  EXPECT_EQ(source.stats().dead_lettered, 5);
+  EXPECT_EQ(offsets_of(source.position(), cards).at(0), 45);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ PendingRecord record(std::int64_t offset, std::int64_t ts, bool poison = false) 
   PendingRecord r;
   r.offset = offset;
   r.timestamp_ms = ts;
-  r.poison = poison;
+  r.skip = poison;
   return r;
 }
 

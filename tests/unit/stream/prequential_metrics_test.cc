@@ -69,5 +69,50 @@ TEST(PrequentialMetricsTest, RejectsMismatchedOrNonBinaryInput) {
   EXPECT_THROW(PrequentialMetrics(PrequentialOptions{.window = 0}), InvalidArgument);
 }
 
+TEST(PrequentialMetricsTest, CountsContinueFromACheckpointAndAddUpToTheConsumed) {
+  PrequentialMetrics first;
+  first.record(std::vector<float>{0.9f, 0.1f, 0.4f}, std::vector<std::int32_t>{1, 0, 0}, {}, 1000);
+  first.record_skipped(2);
+  first.set_dead_lettered(1);
+  EXPECT_EQ(first.counts(), (StreamCounts{.trained = 3, .skipped = 2, .dead_lettered = 1}));
+  data::DataPosition checkpoint;
+  save_counts(checkpoint, 1, first.counts());
+  save_counts(checkpoint, 0, StreamCounts{.trained = 10, .skipped = 0, .dead_lettered = 0});
+
+  PrequentialMetrics resumed;
+  resumed.restore_counts(counts_in(data::DataPosition::parse(checkpoint.serialize())).at(1));
+  resumed.record(std::vector<float>{0.9f}, std::vector<std::int32_t>{1}, {}, 2000);
+  resumed.set_dead_lettered(4);
+  const nlohmann::json j = resumed.to_json();
+  EXPECT_EQ(j["examples"], 4);
+  EXPECT_EQ(j["trained"], 4);
+  EXPECT_EQ(j["skipped"], 2);
+  EXPECT_EQ(j["dead_lettered"], 5);
+  EXPECT_EQ(j["consumed"], 11);
+
+  std::map<int, StreamCounts> all = counts_in(checkpoint);
+  all[1] = resumed.counts();
+  const nlohmann::json summary = summary_json(all);
+  EXPECT_EQ(summary["split"], "stream_summary");
+  EXPECT_EQ(summary["trained"], 14);
+  EXPECT_EQ(summary["consumed"], 21);
+  EXPECT_EQ(summary["workers"]["0"]["trained"], 10);
+  data::DataPosition bad;
+  bad.set_int("stream_metrics.w1.eaten", 3);
+  EXPECT_THROW(counts_in(bad), Corruption);
+}
+
+// A resumed job reads events that waited while it was down: their wait is not staleness of
+// the model.
+TEST(PrequentialMetricsTest, FreshnessAfterAResumeLeavesOutTheDowntime) {
+  PrequentialMetrics m;
+  m.set_freshness_floor(50'000);  // the resumed job started at 50 s
+  // An event of 10 s (before the downtime) and one of 50.1 s, both used at 50.3 s.
+  m.record(std::vector<float>{0.5f, 0.5f}, std::vector<std::int32_t>{0, 0}, std::vector<std::int64_t>{10'000, 50'100},
+           50'300);
+  EXPECT_DOUBLE_EQ(*m.freshness_ms(1.0), 300);
+  EXPECT_DOUBLE_EQ(*m.freshness_ms(0.0), 200);
+}
+
 }  // namespace
 }  // namespace trib::stream

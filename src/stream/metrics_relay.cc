@@ -1,0 +1,38 @@
+#include "stream/metrics_relay.h"
+
+#include <fmt/format.h>
+
+#include "trib/core/error.h"
+
+namespace trib::stream {
+
+namespace {
+
+std::string row_key(int worker, std::int64_t n) { return fmt::format("stream/metrics/{}/{}", worker, n); }
+
+}  // namespace
+
+MetricsRelay::MetricsRelay(int worker, int workers, Publish publish, Lookup lookup)
+    : worker_(worker), workers_(workers), publish_(std::move(publish)), lookup_(std::move(lookup)),
+      received_(static_cast<std::size_t>(std::max(workers, 1)), 0) {
+  TRIB_CHECK(workers_ == 1 || (publish_ && lookup_), InvalidArgument,
+             "metrics of a stream job with {} workers need the coordinator's store", workers_);
+}
+
+void MetricsRelay::send(const std::string& row) {
+  if (workers_ == 1 || worker_ == 0) return;
+  publish_(row_key(worker_, sent_++), row);
+}
+
+std::vector<std::string> MetricsRelay::receive() {
+  std::vector<std::string> rows;
+  if (workers_ == 1) return rows;
+  for (int w = 1; w < workers_; ++w)
+    while (std::optional<std::string> row = lookup_(row_key(w, received_[w]))) {
+      rows.push_back(std::move(*row));
+      ++received_[w];
+    }
+  return rows;
+}
+
+}  // namespace trib::stream

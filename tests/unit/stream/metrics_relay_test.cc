@@ -1,0 +1,32 @@
+#include "stream/metrics_relay.h"
+
+#include <map>
+
+#include <gtest/gtest.h>
+
+namespace trib::stream {
+namespace {
+
+// Three workers over one store (a map): the chief gets the others' rows in order, each once.
+TEST(MetricsRelayTest, TheChiefReceivesEveryWorkersRowsOnceInOrder) {
+  std::map<std::string, std::string> store;
+  auto publish = [&](const std::string& k, const std::string& v) { store[k] = v; };
+  auto lookup = [&](const std::string& k) -> std::optional<std::string> {
+    auto it = store.find(k);
+    return it == store.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  MetricsRelay chief(0, 3, publish, lookup), one(1, 3, publish, lookup), two(2, 3, publish, lookup);
+  EXPECT_TRUE(chief.receive().empty());
+  one.send("a1");
+  two.send("b1");
+  one.send("a2");
+  EXPECT_EQ(chief.receive(), (std::vector<std::string>{"a1", "a2", "b1"}));
+  EXPECT_TRUE(chief.receive().empty());
+  two.send("b2");
+  EXPECT_EQ(chief.receive(), (std::vector<std::string>{"b2"}));
+  chief.send("ignored");  // the chief writes its own rows
+  EXPECT_EQ(store.size(), 4u);
+}
+
+}  // namespace
+}  // namespace trib::stream
