@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "net/frame_cipher.h"
 #include "net/frame_decoder.h"
 #include "net/frame_mac.h"
 #include "trib/core/allocator.h"
@@ -43,6 +44,12 @@ class FrameReader {
   InboundFrame read(FrameMac* mac, std::uint64_t expected_sequence,
                     std::chrono::milliseconds idle_timeout,
                     const DestinationChooser& choose = {});
+  // The same for an encrypted session: every frame must be flagged kFlagEncrypted, its
+  // payload is decrypted in place piece by piece as it lands, and its trailing tag must
+  // verify (a failure counts as bad_mac) before the frame is returned.
+  InboundFrame read_encrypted(FrameCipher& cipher, std::uint64_t expected_sequence,
+                              std::chrono::milliseconds idle_timeout,
+                              const DestinationChooser& choose = {});
 
   // Bytes received by the last read().
   std::uint64_t last_frame_bytes() const { return last_frame_bytes_; }
@@ -50,6 +57,9 @@ class FrameReader {
   void set_peer(std::string peer) { peer_ = std::move(peer); }
 
  private:
+  InboundFrame read_any(FrameMac* mac, FrameCipher* cipher, std::uint64_t expected_sequence,
+                        std::chrono::milliseconds idle_timeout, const DestinationChooser& choose);
+
   int fd_;
   std::string peer_;
   std::uint64_t max_frame_bytes_;

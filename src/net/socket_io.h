@@ -45,8 +45,9 @@ bool wait_ready(int fd, short events, std::chrono::milliseconds timeout);
 std::size_t write_all(int fd, std::span<iovec> iov, std::chrono::milliseconds idle_timeout,
                       const std::string& peer);
 
-// Called with each piece of received bytes as it lands, while it is still in cache.
-using PieceObserver = std::function<void(std::span<const std::byte>)>;
+// Called with each piece of received bytes as it lands, while it is still in cache (it may
+// rewrite them: decryption in place).
+using PieceObserver = std::function<void(std::span<std::byte>)>;
 
 // Reads exactly out.size() bytes. `idle_timeout` bounds each silence (Timeout); end of
 // stream raises Unavailable. Each recv is capped at `max_piece` bytes so that `on_piece`
