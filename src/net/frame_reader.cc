@@ -42,6 +42,16 @@ InboundFrame FrameReader::read_any(FrameMac* mac, FrameCipher* cipher,
                                     message_type_name(h.message_type()), peer_,
                                     cipher ? "an encrypted" : "an unencrypted"));
   }
+  if (limit_) {
+    if (std::uint64_t limit = limit_(h); h.payload_length > limit) {
+      throw FrameRejected(
+          FrameRejected::Kind::malformed,
+          fmt::format("{} frame (method {:#x}) from {} claims {} payload bytes; at most {} are "
+                      "accepted for it",
+                      message_type_name(h.message_type()), h.method, peer_, h.payload_length,
+                      limit));
+    }
+  }
   PieceObserver authenticate;
   if (mac != nullptr) {
     mac->begin(h.sequence);

@@ -30,6 +30,10 @@ struct InboundFrame {
 // (undefined, or not fitting) means a fresh allocation.
 using DestinationChooser = std::function<Tensor(const FrameHeader&, const TensorDescriptor&)>;
 
+// The most payload bytes a frame with this (size-checked) header may carry; below
+// max_frame_bytes for messages whose legitimate size is known (Handlers::request_limit).
+using PayloadLimit = std::function<std::uint64_t(const FrameHeader&)>;
+
 class FrameReader {
  public:
   FrameReader(int fd, std::string peer, std::uint64_t max_frame_bytes,
@@ -55,6 +59,8 @@ class FrameReader {
   std::uint64_t last_frame_bytes() const { return last_frame_bytes_; }
 
   void set_peer(std::string peer) { peer_ = std::move(peer); }
+  // Checked right after the header, before the descriptor, body or tensor are read.
+  void set_payload_limit(PayloadLimit limit) { limit_ = std::move(limit); }
 
  private:
   InboundFrame read_any(FrameMac* mac, FrameCipher* cipher, std::uint64_t expected_sequence,
@@ -65,6 +71,7 @@ class FrameReader {
   std::uint64_t max_frame_bytes_;
   Allocator* allocator_;
   std::uint64_t last_frame_bytes_ = 0;
+  PayloadLimit limit_;
 };
 
 }  // namespace trib::net

@@ -213,6 +213,11 @@ void TcpConnection::receive_loop() {
   NetStats& stats = context()->stats();
   FrameReader reader(socket_.fd(), peer().to_string(), options().max_frame_bytes,
                      options().allocator);
+  reader.set_payload_limit([this](const FrameHeader& h) {
+    MessageType t = h.message_type();
+    return t == MessageType::request || t == MessageType::notify ? request_limit(h.method)
+                                                                 : options().max_frame_bytes;
+  });
   DestinationChooser choose = [this](const FrameHeader& h, const TensorDescriptor&) {
     return h.message_type() == MessageType::response ? claim_reply_destination(h.tag) : Tensor();
   };
