@@ -101,7 +101,7 @@ void seal_encrypted(const OutgoingFrame& frame, std::uint64_t sequence, FrameCip
   auto put = [&](std::span<const std::byte> plain) {
     while (!plain.empty()) {
       if (filled == scratch.size()) {
-        emit(std::span(scratch).first(filled));
+        emit(std::span(scratch).first(filled), false);
         filled = 0;
       }
       std::size_t n = std::min(plain.size(), scratch.size() - filled);
@@ -115,11 +115,11 @@ void seal_encrypted(const OutgoingFrame& frame, std::uint64_t sequence, FrameCip
   put(clear.tensor_bytes);
   MacTag tag = cipher.finish_seal();
   if (scratch.size() - filled < tag.size()) {
-    emit(std::span(scratch).first(filled));
+    emit(std::span(scratch).first(filled), false);
     filled = 0;
   }
   std::memcpy(scratch.data() + filled, tag.data(), tag.size());
-  emit(std::span(scratch).first(filled + tag.size()));
+  emit(std::span(scratch).first(filled + tag.size()), true);
 }
 
 std::size_t write_encrypted_frame(int fd, const OutgoingFrame& frame, std::uint64_t sequence,
@@ -127,9 +127,11 @@ std::size_t write_encrypted_frame(int fd, const OutgoingFrame& frame, std::uint6
                                   std::chrono::milliseconds idle_timeout,
                                   const std::string& peer) {
   std::size_t written = 0;
-  seal_encrypted(frame, sequence, cipher, scratch, [&](std::span<const std::byte> piece) {
+  // MSG_MORE on all but the last piece: the kernel sends full segments, pushing only once
+  // the frame is complete, as one sendmsg of the whole frame would.
+  seal_encrypted(frame, sequence, cipher, scratch, [&](std::span<const std::byte> piece, bool last) {
     iovec iov = piece_of(piece);
-    written += write_all(fd, std::span(&iov, 1), idle_timeout, peer);
+    written += write_all(fd, std::span(&iov, 1), idle_timeout, peer, !last);
   });
   return written;
 }
@@ -137,7 +139,7 @@ std::size_t write_encrypted_frame(int fd, const OutgoingFrame& frame, std::uint6
 std::vector<std::byte> encrypted_frame_bytes(const OutgoingFrame& frame, std::uint64_t sequence,
                                              FrameCipher& cipher) {
   std::vector<std::byte> out, scratch;
-  seal_encrypted(frame, sequence, cipher, scratch, [&](std::span<const std::byte> piece) {
+  seal_encrypted(frame, sequence, cipher, scratch, [&](std::span<const std::byte> piece, bool) {
     out.insert(out.end(), piece.begin(), piece.end());
   });
   return out;

@@ -62,8 +62,9 @@ std::size_t write_frame(int fd, const OutgoingFrame& frame, std::uint64_t sequen
 // goes in clear as additional data; descriptor, body and tensor bytes are encrypted into
 // `scratch` kCipherChunkBytes at a time, each chunk handed to `emit` while still in cache;
 // the 16-byte tag comes last. The tensor itself is never written to.
-inline constexpr std::size_t kCipherChunkBytes = std::size_t{128} << 10;
-using ByteSink = std::function<void(std::span<const std::byte>)>;
+inline constexpr std::size_t kCipherChunkBytes = std::size_t{256} << 10;
+// Receives each sealed piece; `last` is false while more of the frame follows.
+using ByteSink = std::function<void(std::span<const std::byte> piece, bool last)>;
 void seal_encrypted(const OutgoingFrame& frame, std::uint64_t sequence, FrameCipher& cipher,
                     std::vector<std::byte>& scratch, const ByteSink& emit);
 

@@ -42,8 +42,10 @@ bool wait_ready(int fd, short events, std::chrono::milliseconds timeout);
 // Writes every byte described by `iov` (advanced in place) with sendmsg, without copying.
 // A peer that accepts nothing for `idle_timeout` raises Timeout; a broken connection
 // raises Unavailable. Returns the number of bytes written.
+// `more`: further bytes of the same frame follow at once (MSG_MORE), so the kernel need not
+// push a partial segment after each piece of a frame written in several calls.
 std::size_t write_all(int fd, std::span<iovec> iov, std::chrono::milliseconds idle_timeout,
-                      const std::string& peer);
+                      const std::string& peer, bool more = false);
 
 // Called with each piece of received bytes as it lands, while it is still in cache (it may
 // rewrite them: decryption in place).
