@@ -56,6 +56,6 @@ using PieceObserver = std::function<void(std::span<std::byte>)>;
 // sees data that is still cache-hot.
 void read_exact(int fd, std::span<std::byte> out, std::chrono::milliseconds idle_timeout,
                 const std::string& peer, const PieceObserver& on_piece = {},
-                std::size_t max_piece = std::size_t{1} << 16);
+                std::size_t max_piece = std::size_t{1} << 18);
 
 }  // namespace trib::net
