@@ -23,9 +23,9 @@ enum class MacAlgorithm : std::uint8_t {
   // data, the sequence number is the nonce, so each frame gets a fresh one-time Poly1305
   // key. Fastest alone (about 12 GB/s, against 8.6 for GMAC and 1.8 for HMAC-SHA256).
   poly1305 = 1,
-  // AES-256-GCM over additional data only; the sequence number is the IV. The default: in
-  // the transport, where the copies compete for the same core, it is the fastest
-  // (docs/wire_protocol.md).
+  // AES-256-GCM over additional data only; the sequence number is the IV. The default of
+  // the MAC-only mode: in the transport, where the copies compete for the same core, it is
+  // the fastest MAC (docs/wire_protocol.md).
   gmac_aes256 = 2,
   hmac_sha256 = 3,   // HMAC-SHA256 truncated to 16 bytes; slowest, most conservative
   // AES-256-GCM that encrypts the payload too (descriptor, body, tensor bytes); the header
