@@ -1,8 +1,10 @@
-// Loopback throughput of the authenticated TCP transport beside iperf3, measured in the same
-// run and interleaved, so both see the same machine load, and its round-trip latency:
+// Loopback throughput of the TCP transport beside iperf3, measured in the same run and
+// interleaved, so both see the same machine load, and its round-trip latency:
+//   bench=transport bytes=16777216 cipher=aes-256-gcm ours_GBps=N peer=iperf3 peer_GBps=N ratio=R
 //   bench=transport bytes=16777216 mac=gmac-aes256 ours_GBps=N peer=iperf3 peer_GBps=N ratio=R
-//   bench=transport_rtt bytes=64 mac=gmac-aes256 ours_us=N
-// (one throughput line per MAC algorithm, the default first; the latency with the default).
+//   bench=transport_rtt bytes=64 cipher=aes-256-gcm ours_us=N
+// (one throughput line per frame protection: the default, encryption, first, then the
+// MAC-only mode of security.encryption: false; the latency with the default).
 //
 // Ours: a client streams one-way messages, each carrying one tensor, to a server on
 // 127.0.0.1 (TCP supplies the back-pressure); a final request/reply proves every byte was
@@ -11,7 +13,7 @@
 // Round trip: call() with a 64-byte body and an empty reply, the median of 2000 after 200
 // warm-up calls.
 //
-//   transport_bench [--mib 16] [--seconds 3] [--reps 3] [--macs poly1305,gmac-aes256,...]
+//   transport_bench [--mib 16] [--seconds 3] [--reps 3] [--macs aes-256-gcm,gmac-aes256,...]
 //                   [--no-peer]
 // Only bench= lines go to stdout; progress and notes go to stderr.
 #include <fmt/format.h>
@@ -41,16 +43,21 @@ struct Options {
   std::size_t mib = 16;
   double seconds = 3;
   int reps = 3;
-  std::vector<MacAlgorithm> macs{MacAlgorithm::gmac_aes256, MacAlgorithm::poly1305,
-                                 MacAlgorithm::hmac_sha256};
+  std::vector<MacAlgorithm> macs{MacAlgorithm::aes256_gcm, MacAlgorithm::gmac_aes256};
   bool peer = true;
 };
 
-// Bytes per second of authenticated tensor payload.
+// "cipher=aes-256-gcm" or "mac=gmac-aes256".
+std::string protection_field(MacAlgorithm mac) {
+  return fmt::format("{}={}", encrypts(mac) ? "cipher" : "mac", mac_algorithm_name(mac));
+}
+
+// Bytes per second of protected tensor payload.
 double run_ours(MacAlgorithm mac, std::size_t tensor_bytes, double seconds) {
   auto pool = std::make_shared<PoolAllocator>();
   NetOptions server_options;
   server_options.allocator = pool.get();
+  server_options.encryption = encrypts(mac);  // a MAC-only client needs a MAC-only server
   auto secret = ClusterSecret::generate();
   auto quiet = [](std::string_view) {};
   auto server_ctx = NetContext::create(secret, {"ps", 0, ""}, server_options, quiet);
@@ -126,8 +133,8 @@ Options parse(int argc, char** argv) {
       o.macs.clear();
       std::stringstream list(value());
       for (std::string name; std::getline(list, name, ',');) {
-        for (auto m : {MacAlgorithm::poly1305, MacAlgorithm::gmac_aes256,
-                       MacAlgorithm::hmac_sha256}) {
+        for (auto m : {MacAlgorithm::aes256_gcm, MacAlgorithm::poly1305,
+                       MacAlgorithm::gmac_aes256, MacAlgorithm::hmac_sha256}) {
           if (name == mac_algorithm_name(m)) o.macs.push_back(m);
         }
       }
@@ -159,8 +166,8 @@ int main(int argc, char** argv) {
                  theirs.empty() ? "" : fmt::format(", iperf3 {:.2f} GB/s", theirs.back() / 1e9));
     }
     const double us = median(ours) / 1e9;
-    std::string line = fmt::format("bench=transport bytes={} mac={} ours_GBps={:.2f} ", o.mib << 20,
-                                   mac_algorithm_name(mac), us);
+    std::string line = fmt::format("bench=transport bytes={} {} ours_GBps={:.2f} ", o.mib << 20,
+                                   protection_field(mac), us);
     if (theirs.empty()) {
       line += "peer=iperf3 peer_GBps=NA ratio=NA";
     } else {
@@ -170,6 +177,6 @@ int main(int argc, char** argv) {
     fmt::print("{}\n", line);
     std::fflush(stdout);
   }
-  fmt::print("bench=transport_rtt bytes=64 mac={} ours_us={:.1f}\n", mac_algorithm_name(NetOptions{}.mac),
+  fmt::print("bench=transport_rtt bytes=64 {} ours_us={:.1f}\n", protection_field(frame_protection(NetOptions{})),
              run_rtt(64, 2000));
 }

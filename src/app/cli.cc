@@ -67,7 +67,9 @@ int run_cli(int argc, char** argv) {
   worker_cmd->add_option("--join", worker_args.join, "the coordinator's HOST:PORT")->required();
   for (auto [cmd, a] : {std::pair{ps_cmd, &ps_args}, std::pair{worker_cmd, &worker_args},
                         std::pair{node_cmd, &node_args.role}}) {
-    cmd->add_option("--secret-file", a->secret_file, "file holding the cluster secret (hex); default: $TRIB_CLUSTER_SECRET");
+    cmd->add_option("--secret-file", a->secret_file, "file holding the cluster secret (hex, mode 600); default: $TRIB_CLUSTER_SECRET");
+    cmd->add_option("--secret-fd", a->secret_fd, "read the cluster secret (hex) from this open file descriptor")
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--bind", a->bind_host, "address this role's servers bind to (default: the job's cluster.bind_host)");
     cmd->add_option("--timeout", a->timeout_s, "seconds to keep trying to reach the coordinator")
         ->check(CLI::PositiveNumber);
@@ -79,7 +81,9 @@ int run_cli(int argc, char** argv) {
   CLI::App* coord_cmd = app.add_subcommand("coordinator", "Run the coordinator of a multi-host cluster job");
   coord_cmd->add_option("config", coord.config, "job file (YAML) with a cluster section")->required()->check(CLI::ExistingFile);
   coord_cmd->add_option("--listen", coord.listen, "HOST:PORT to listen on (default: the job's cluster.coordinator)");
-  coord_cmd->add_option("--secret-file", coord.secret_file, "cluster secret (hex); created if missing")->required();
+  coord_cmd->add_option("--secret-file", coord.secret_file, "cluster secret (hex, mode 600); created if missing");
+  coord_cmd->add_option("--secret-fd", coord.secret_fd, "read the cluster secret (hex) from this open file descriptor")
+      ->check(CLI::NonNegativeNumber);
   coord_cmd->add_option("--output", coord.output, "run directory (on the chief worker's host)");
   add_overrides(coord_cmd, coord.overrides);
 

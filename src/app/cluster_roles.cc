@@ -14,6 +14,7 @@
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
 #include "app/train_job.h"
+#include "trib/net/host_port.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
 #include "trib/ps/ps_server.h"
@@ -23,25 +24,26 @@ namespace trib::app {
 
 using namespace std::chrono_literals;
 
-net::ClusterSecret load_secret(const std::string& secret_file) {
-  if (!secret_file.empty()) return net::ClusterSecret::from_file(secret_file);
-  TRIB_CHECK(std::getenv(cluster::kSecretEnv) != nullptr, InvalidArgument,
-             "no cluster secret: pass --secret-file FILE (hex) or set {}", cluster::kSecretEnv);
-  return net::ClusterSecret::from_env(cluster::kSecretEnv);
+net::ClusterSecret load_secret(const RoleArgs& args) {
+  return net::load_secret({args.secret_fd, args.secret_file, cluster::kSecretEnv});
 }
 
-net::NetOptions net_options(const config::ClusterConfig& c) {
+net::NetOptions net_options(const config::JobConfig& job) {
+  const config::ClusterConfig& c = job.cluster;
   net::NetOptions o;
   o.heartbeat_interval = std::chrono::milliseconds(c.heartbeat_ms);
   o.peer_timeout = std::chrono::milliseconds(c.peer_timeout_ms);
-  o.bind_host = c.bind_host;
+  if (!c.bind_host.empty()) o.bind_host = c.bind_host;
+  o.encryption = job.security.encryption;
   return o;
 }
 
 namespace {
 
 std::shared_ptr<net::Transport> transport_for(const std::string& role, const RoleArgs& args, const net::NetOptions& o) {
-  auto ctx = net::NetContext::create(load_secret(args.secret_file), net::PeerIdentity{role, 0, ""}, o);
+  net::NetOptions with_retry = o;  // a server not up yet, or busy with idle connections
+  with_retry.connect_retry = std::chrono::seconds(args.timeout_s);
+  auto ctx = net::NetContext::create(load_secret(args), net::PeerIdentity{role, 0, ""}, with_retry);
   return std::make_shared<net::TcpTransport>(ctx);
 }
 
@@ -68,19 +70,15 @@ std::unique_ptr<cluster::Member> join(const std::string& role, const RoleArgs& a
 
 bool is_wildcard(const std::string& host) { return host.empty() || host == "0.0.0.0" || host == "::"; }
 
-std::string host_port(const std::string& host, int port) {
-  return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
-}
-
 // The host other roles should dial. A concrete bind address is it; a wildcard one (0.0.0.0
 // in a container or on a multi-homed host) says where to listen, not where to be reached,
 // so take the local address this host uses to reach the coordinator: the kernel picks it
 // when a UDP socket is connected there, and connecting a UDP socket sends nothing.
 std::string reachable_host(const std::string& bind_host, const std::string& coordinator) {
   if (!is_wildcard(bind_host)) return bind_host;
-  auto colon = coordinator.rfind(':');
-  std::string host = coordinator.substr(0, colon), port = coordinator.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  net::HostPort target = net::parse_host_port(coordinator, "", {true, true, "--join"});
+  const std::string& host = target.host;
+  const std::string port = std::to_string(target.port);
   addrinfo hints{};
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* found = nullptr;
@@ -100,6 +98,20 @@ std::string reachable_host(const std::string& bind_host, const std::string& coor
                                                 : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr);
   ::inet_ntop(local.ss_family, raw, text, sizeof text);
   return text;
+}
+
+// Where this role's servers listen: --bind, else the job's cluster.bind_host, else the
+// address of the interface that reaches the coordinator (127.0.0.1 for a local cluster),
+// so that roles on several hosts find each other with nothing set by hand.
+std::string bind_host(const RoleArgs& args, const config::JobConfig& job) {
+  if (!args.bind_host.empty()) return args.bind_host;
+  if (!job.cluster.bind_host.empty()) return job.cluster.bind_host;
+  return reachable_host("0.0.0.0", args.join);
+}
+
+// What other roles dial for a server bound at `bind` and listening at `bound`.
+std::string published_address(const std::string& bind, const RoleArgs& args, const std::string& bound) {
+  return net::format_host_port(reachable_host(bind, args.join), net::parse_host_port(bound).port);
 }
 
 // Parameter server p's address once it publishes it. If the coordinator stops the job first
@@ -134,18 +146,17 @@ int run_ps_role(const RoleArgs& args) {
   ps::PsServer server(strategy::ps_server_options(job, m.index, m.workers));
   // Pushed gradients are received into recycled buffers: no page faults per step.
   auto receive_pool = std::make_shared<PoolAllocator>();
-  net::NetOptions serving_options = net_options(job.cluster);
+  net::NetOptions serving_options = net_options(job);
   serving_options.allocator = receive_pool.get();
   serving_options.max_frame_bytes = std::min(serving_options.max_frame_bytes, server.max_request_bytes());
   auto serving = transport_for("ps", args, serving_options);
   net::Handlers h;
   h.on_request = [&server](net::Message req, const net::PeerIdentity& from) { return server.handle(std::move(req), from); };
   // With a static spec, server i listens on the port its entry lists; else any free port.
-  std::string bind = args.bind_host.empty() ? job.cluster.bind_host : args.bind_host;
+  std::string bind = bind_host(args, job);
   bool listed = job.cluster.has_spec && m.index < static_cast<int>(job.cluster.spec.ps.size());
-  auto listener = serving->listen(host_port(bind, listed ? job.cluster.spec.ps[m.index].port : 0), std::move(h));
-  std::string bound = listener->address();
-  std::string address = host_port(reachable_host(bind, args.join), std::stoi(bound.substr(bound.rfind(':') + 1)));
+  auto listener = serving->listen(net::format_host_port(bind, listed ? job.cluster.spec.ps[m.index].port : 0), std::move(h));
+  std::string address = published_address(bind, args, listener->address());
   member->store().set(fmt::format("ps/{}/address", m.index), address);
   fmt::print("ps {} serving at {} ({} mode)\n", m.index, address, config::to_string(job.strategy.mode));
   std::fflush(stdout);
@@ -170,7 +181,7 @@ int run_worker_role(const RoleArgs& args) {
   o.distribution.publish = [&member](const std::string& key, const std::string& value) { member->store().set(key, value); };
   o.distribution.lookup = [&member](const std::string& key) { return member->store().try_get(key); };
 
-  auto data_plane = transport_for("worker", args, net_options(job.cluster));
+  auto data_plane = transport_for("worker", args, net_options(job));
   strategy::WorkerLinks links{m.index, m.workers, {}, nullptr};
   if (job.strategy.name == config::StrategyName::ps) {
     if (m.index == 0) {
@@ -184,9 +195,11 @@ int run_worker_role(const RoleArgs& args) {
     }
   } else if (job.strategy.name == config::StrategyName::allreduce) {
     // Every worker listens, publishes its address, and the group forms once all are known.
+    std::string bind = bind_host(args, job);
     auto endpoint = std::make_shared<collectives::Endpoint>(
-        collectives::Endpoint::listen(data_plane, job.cluster.bind_host + ":0"));
-    member->store().set(fmt::format("allreduce/{}/address", m.index), endpoint->address());
+        collectives::Endpoint::listen(data_plane, net::format_host_port(bind, 0)));
+    member->store().set(fmt::format("allreduce/{}/address", m.index),
+                        published_address(bind, args, endpoint->address()));
     collectives::GroupOptions g;
     g.rank = m.index;
     g.size = m.workers;

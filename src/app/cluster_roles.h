@@ -12,8 +12,11 @@ namespace trib::app {
 
 struct RoleArgs {
   std::string join;         // the coordinator's address
-  std::string secret_file;  // empty: from the TRIB_CLUSTER_SECRET environment variable
-  std::string bind_host;    // where this role's servers listen; empty: the job's cluster.bind_host
+  std::string secret_file;  // empty: --secret-fd, else the TRIB_CLUSTER_SECRET environment variable
+  int secret_fd = -1;       // a descriptor to read the secret from (--secret-fd)
+  // Where this role's servers listen; empty: the job's cluster.bind_host, else the address
+  // of the interface that reaches the coordinator.
+  std::string bind_host;
   int timeout_s = 60;       // how long to keep trying to reach the coordinator
   int index = -1;           // the index of its role to ask for; -1: the lowest free one
   // Set by `trib node`: the split it was told to make; a job that disagrees is refused.
@@ -33,8 +36,8 @@ struct NodeArgs {
 };
 int run_node_role(const NodeArgs& args);
 
-// The secret from --secret-file, or else from the launcher's environment variable.
-net::ClusterSecret load_secret(const std::string& secret_file);
-net::NetOptions net_options(const config::ClusterConfig& cluster);
+// The secret from --secret-fd, --secret-file, or else the launcher's environment variable.
+net::ClusterSecret load_secret(const RoleArgs& args);
+net::NetOptions net_options(const config::JobConfig& job);
 
 }  // namespace trib::app

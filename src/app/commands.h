@@ -28,6 +28,7 @@ struct CoordinatorArgs {
   std::string config;
   std::string listen;
   std::string secret_file;
+  int secret_fd = -1;
   std::string output;
   std::vector<std::string> overrides;
 };

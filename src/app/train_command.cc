@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "app/builtin_stream.h"
@@ -56,20 +57,24 @@ int run_train(const TrainArgs& args) {
   lc.resume = o.resume;
   lc.ps = o.job.cluster.ps;
   lc.workers = o.job.cluster.workers;
-  lc.net = net_options(o.job.cluster);
+  lc.net = net_options(o.job);
   return cluster::run_local_cluster(lc);
 }
 
 int run_coordinator(const CoordinatorArgs& args) {
   config::JobConfig job = config::load_job_config(args.config, args.overrides);
   TRIB_CHECK(job.cluster.enabled, InvalidArgument, "config {}: the coordinator needs a cluster section", args.config);
-  if (!std::filesystem::exists(args.secret_file)) {
-    std::ofstream(args.secret_file) << net::ClusterSecret::generate().to_hex() << "\n";
-    std::filesystem::permissions(args.secret_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-    fmt::print("wrote a new cluster secret to {}: copy it to every host of the job\n", args.secret_file);
+  // A --secret-file that does not exist yet is created private (mode 0600 from its first
+  // byte); a descriptor or the environment variable are read as they are.
+  std::optional<net::ClusterSecret> secret;
+  if (args.secret_fd < 0 && !args.secret_file.empty()) {
+    bool created = false;
+    secret = net::ClusterSecret::load_or_create(args.secret_file, created);
+    if (created) fmt::print("wrote a new cluster secret to {}: copy it to every host of the job\n", args.secret_file);
+  } else {
+    secret = net::load_secret({args.secret_fd, args.secret_file, cluster::kSecretEnv});
   }
-  auto ctx = net::NetContext::create(net::ClusterSecret::from_file(args.secret_file),
-                                     net::PeerIdentity{"coordinator", 0, ""}, net_options(job.cluster));
+  auto ctx = net::NetContext::create(std::move(*secret), net::PeerIdentity{"coordinator", 0, ""}, net_options(job));
   auto transport = std::make_shared<net::TcpTransport>(ctx);
   std::string run_dir = args.output.empty() ? train::RunDirectory::default_path(job.name).string() : args.output;
   // --listen may differ from a spec's coordinator: 0.0.0.0:7000 on the host the spec names.

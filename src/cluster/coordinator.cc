@@ -15,6 +15,8 @@ Coordinator::Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorO
   net::Handlers h;
   h.on_request = [this](net::Message m, const net::PeerIdentity& from) { return handle(std::move(m), from); };
   h.on_close = [this](const net::PeerIdentity& peer, std::string_view reason) { on_close(peer, reason); };
+  // Only small JSON requests come here: a bigger frame is refused before it is read.
+  h.request_limit = [](std::uint32_t) { return proto::kMaxRequestBytes; };
   listener_ = transport_->listen(options_.listen, std::move(h));
   store_.set("cluster/ps", std::to_string(options_.ps));
   store_.set("cluster/workers", std::to_string(options_.workers));
@@ -26,25 +28,26 @@ Coordinator::~Coordinator() {
 }
 
 net::Message Coordinator::handle(net::Message request, const net::PeerIdentity& from) {
-  json body = request.body.empty() ? json::object() : json::parse(request.body);
+  TRIB_CHECK(!request.tensor.defined(), InvalidArgument, "coordinator: {} sent a tensor; requests carry none",
+             from.to_string());
+  proto::Request r = proto::decode_request(request.method, request.body);
   net::Message reply;
-  switch (request.method) {
+  switch (r.method) {
     case proto::kStoreSet:
-      store_.set(body.at("key").get<std::string>(), body.at("value").get<std::string>());
+      store_.set(r.key, r.value);
       return reply;
     case proto::kStoreGet: {
-      auto v = store_.try_get(body.at("key").get<std::string>());
+      auto v = store_.try_get(r.key);
       reply.body = v ? json{{"found", true}, {"value", *v}}.dump() : json{{"found", false}}.dump();
       return reply;
     }
     case proto::kStoreAdd:
-      reply.body = json{{"value", store_.add(body.at("key").get<std::string>(), body.at("delta").get<std::int64_t>())}}
-                       .dump();
+      reply.body = json{{"value", store_.add(r.key, r.delta)}}.dump();
       return reply;
-    case proto::kJoin: return join(request.body, from);
+    case proto::kJoin: return join(r.role, r.index, from);
     case proto::kLeave: {
-      std::string role = body.at("role").get<std::string>();
-      int index = body.at("index").get<int>();
+      const std::string& role = r.role;
+      int index = r.index;
       store_.set(fmt::format("left/{}/{}", role, index), "1");
       if (role == "worker") {
         std::lock_guard lock(mu_);
@@ -55,19 +58,16 @@ net::Message Coordinator::handle(net::Message request, const net::PeerIdentity& 
     }
     default:
       throw InvalidArgument(fmt::format("coordinator: unknown request 0x{:x} from {}", request.method,
-                                        from.to_string()));
+                                        from.to_string()));  // decode_request refused it already
   }
 }
 
-net::Message Coordinator::join(const std::string& body_text, const net::PeerIdentity& from) {
-  json body = json::parse(body_text);
-  std::string role = body.at("role").get<std::string>();
+net::Message Coordinator::join(const std::string& role, int requested, const net::PeerIdentity& from) {
   int limit = role == "ps" ? options_.ps : role == "worker" ? options_.workers : 0;
   TRIB_CHECK(limit > 0, InvalidArgument, "coordinator: role '{}' is not part of this job (ps: {}, workers: {})", role,
              options_.ps, options_.workers);
   // A member may ask for its index (the local launcher does, so that process "worker1" is
   // worker 1; `trib node` asks for its launcher rank's); otherwise it gets the lowest free one.
-  const int requested = body.value("index", -1);
   int index = -1;
   {
     std::lock_guard lock(mu_);

@@ -1,5 +1,6 @@
 #include "trib/cluster/store.h"
 
+#include <charconv>
 #include <thread>
 
 #include <fmt/ranges.h>
@@ -44,7 +45,14 @@ void Store::wait_for_change(Clock::time_point until) {
 void MemoryStore::set(const std::string& key, const std::string& value) {
   {
     std::lock_guard lock(mu_);
+    auto it = values_.find(key);
+    std::size_t old = it == values_.end() ? 0 : key.size() + it->second.size();
+    std::size_t after = bytes_ - old + key.size() + value.size();
+    TRIB_CHECK(after <= capacity_, InvalidArgument,
+               "rendezvous store: setting '{}' ({} bytes) would hold {} bytes, more than its {}",
+               key.substr(0, 64), value.size(), after, capacity_);
     values_[key] = value;
+    bytes_ = after;
   }
   changed_.notify_all();
 }
@@ -60,9 +68,21 @@ std::int64_t MemoryStore::add(const std::string& key, std::int64_t delta) {
   std::int64_t now;
   {
     std::lock_guard lock(mu_);
-    std::string& v = values_[key];
-    now = (v.empty() ? 0 : std::stoll(v)) + delta;
-    v = std::to_string(now);
+    auto it = values_.find(key);
+    std::int64_t before = 0;
+    if (it != values_.end() && !it->second.empty()) {
+      auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), before);
+      TRIB_CHECK(ec == std::errc() && end == it->second.data() + it->second.size(), InvalidArgument,
+                 "rendezvous store: '{}' holds '{}', not a counter", key.substr(0, 64), it->second.substr(0, 64));
+    }
+    now = before + delta;
+    std::string value = std::to_string(now);
+    std::size_t old = it == values_.end() ? 0 : key.size() + it->second.size();
+    std::size_t after = bytes_ - old + key.size() + value.size();
+    TRIB_CHECK(after <= capacity_, InvalidArgument, "rendezvous store: adding to '{}' would pass its {} bytes",
+               key.substr(0, 64), capacity_);
+    values_[key] = std::move(value);
+    bytes_ = after;
   }
   changed_.notify_all();
   return now;

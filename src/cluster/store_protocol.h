@@ -1,7 +1,11 @@
-// Method codes of the coordinator's requests. Bodies are JSON (small, human-debuggable).
+// Method codes and bodies of the coordinator's requests. Bodies are JSON (small,
+// human-debuggable), decoded here, once, with every size bounded: an authenticated member
+// still cannot make the coordinator hold more than a request's worth of memory per call.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace trib::cluster::proto {
 
@@ -13,5 +17,28 @@ enum Method : std::uint32_t {
   kLeave = 0x111,     // a role finished cleanly
   kShutdown = 0x112,  // coordinator -> member: the job is over, exit cleanly
 };
+
+// Keys are short paths ("ps/3/address"); values are addresses, counters and stream
+// positions. Far above what the job needs, far below what could hurt.
+inline constexpr std::size_t kMaxKeyBytes = 256;
+inline constexpr std::size_t kMaxValueBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kMaxRoleBytes = 32;
+// The largest request body the coordinator reads: a set of the largest key and value,
+// every byte JSON-escaped (\u00XX), plus the field names.
+inline constexpr std::uint64_t kMaxRequestBytes = 6 * (kMaxKeyBytes + kMaxValueBytes) + 256;
+
+// One decoded request to the coordinator: a store operation, a join or a leave.
+struct Request {
+  Method method = kStoreGet;
+  std::string key;         // set, get, add
+  std::string value;       // set
+  std::int64_t delta = 0;  // add
+  std::string role;        // join, leave
+  int index = -1;          // join: the index asked for (-1: any); leave: the member's
+};
+
+// Decodes and checks a request body. Throws InvalidArgument naming the method and what is
+// wrong (not JSON, a missing or mistyped field, a key or value over its bound).
+Request decode_request(std::uint32_t method, std::string_view body);
 
 }  // namespace trib::cluster::proto

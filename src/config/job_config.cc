@@ -184,28 +184,9 @@ TrainingConfig read_training(ConfigReader r) {
 }
 
 // "host:port" or "[v6 address]:port", with a port the other roles can be told in advance.
-Endpoint parse_endpoint(const std::string& text, const std::string& file, const std::string& key) {
-  auto bad = [&](std::string_view why) {
-    return InvalidArgument(fmt::format("config {}: {} '{}' is not host:port: {}", file, key, text, why));
-  };
-  auto colon = text.rfind(':');
-  if (colon == std::string::npos) throw bad("it has no ':PORT'");
-  Endpoint e;
-  e.host = text.substr(0, colon);
-  std::string port = text.substr(colon + 1);
-  if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']') {
-    e.host = e.host.substr(1, e.host.size() - 2);
-  } else if (e.host.find(':') != std::string::npos) {
-    throw bad("write an IPv6 host in brackets, as in [::1]:7000");
-  }
-  if (e.host.empty()) throw bad("the host is missing");
-  for (char ch : e.host)
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '-' && ch != '_' && ch != ':')
-      throw bad(fmt::format("'{}' is not a host name or address", e.host));
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), e.port);
-  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || e.port < 1 || e.port > 65535)
-    throw bad("the port must be a number from 1 to 65535");
-  return e;
+net::HostPort parse_endpoint(const std::string& text, const std::string& file, const std::string& key) {
+  std::string what = fmt::format("config {}: {}", file, key);
+  return net::parse_host_port(text, "", net::HostPortRules{true, true, what});
 }
 
 // cluster.spec: {coordinator: "h:p", ps: ["h:p", ...], workers: ["h:p", ...]}.
@@ -215,11 +196,11 @@ ClusterSpec read_spec(ConfigReader r) {
   // Every address once: two roles cannot listen at one host:port.
   std::map<std::string, std::string> seen{{spec.coordinator.to_string(), r.where("coordinator")}};
   auto read_list = [&](const std::string& key) {
-    std::vector<Endpoint> out;
+    std::vector<net::HostPort> out;
     std::vector<std::string> texts = r.get_list<std::string>(key, {});
     for (std::size_t i = 0; i < texts.size(); ++i) {
       std::string where = fmt::format("{}[{}]", r.where(key), i);
-      Endpoint e = parse_endpoint(texts[i], r.file(), where);
+      net::HostPort e = parse_endpoint(texts[i], r.file(), where);
       std::string canonical = e.to_string();
       std::transform(canonical.begin(), canonical.end(), canonical.begin(), ::tolower);
       auto [it, fresh] = seen.emplace(canonical, where);
@@ -313,6 +294,9 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
   bool has_cluster = r.has("cluster");
   job.cluster = read_cluster(r.child("cluster"), has_cluster);
   job.strategy = read_strategy(r.child("strategy"));
+  ConfigReader security = r.child("security");
+  job.security.encryption = security.get<bool>("encryption", job.security.encryption);
+  security.finish();
   if (job.cluster.enabled) {
     TRIB_CHECK(job.strategy.name != StrategyName::local, InvalidArgument,
                "config {}: a cluster needs strategy.name ps or allreduce", origin);
@@ -346,10 +330,6 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_job_config(ss.str(), path, overrides);
-}
-
-std::string Endpoint::to_string() const {
-  return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
 }
 
 std::shared_ptr<nn::Sequential> build_model(const ModelConfig& model) {

@@ -4,8 +4,6 @@
 #include <openssl/rand.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "trib/core/error.h"
 
@@ -44,17 +42,6 @@ ClusterSecret ClusterSecret::from_hex(std::string_view hex, std::string_view sou
              "{} holds {} bytes; a cluster secret needs at least {}", source, bytes.size(),
              kMinBytes);
   return ClusterSecret(std::move(bytes));
-}
-
-ClusterSecret ClusterSecret::from_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  TRIB_CHECK(in.good(), NotFound, "cannot read cluster secret file {}", path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string contents = text.str();
-  ClusterSecret secret = from_hex(contents, fmt::format("cluster secret file {}", path.string()));
-  OPENSSL_cleanse(contents.data(), contents.size());
-  return secret;
 }
 
 ClusterSecret ClusterSecret::from_env(const std::string& variable) {

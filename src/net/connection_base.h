@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -64,6 +65,12 @@ class ConnectionBase : public Connection, public std::enable_shared_from_this<Co
   // Stops the handler executor; subclasses call it from their destructor, before their
   // own members (used by send_frame) are destroyed.
   void stop_handlers() { executor_.reset(); }
+
+  // The payload bound of an inbound request or notification (Handlers::request_limit).
+  std::uint64_t request_limit(std::uint32_t method) const {
+    std::uint64_t frame = context_->options().max_frame_bytes;
+    return handlers_.request_limit ? std::min(frame, handlers_.request_limit(method)) : frame;
+  }
 
   const std::shared_ptr<NetContext>& context() const { return context_; }
   const NetOptions& options() const { return context_->options(); }

@@ -104,6 +104,8 @@ FrameView decode_frame(std::span<const std::byte> frame, std::uint64_t max_frame
   }
   FrameView view;
   view.header = decode_header(frame.first<kHeaderBytes>(), max_frame_bytes);
+  // Its payload is ciphertext: only the session holding the key can check the rest.
+  if (view.header.encrypted()) reject("encrypted frame: decoded only by its session");
   std::span<const std::byte> payload = frame.subspan(kHeaderBytes);
   if (payload.size() != view.header.payload_length) {
     reject(fmt::format("frame has {} payload bytes, header says {}", payload.size(),

@@ -41,6 +41,8 @@ struct FrameMac::Ctx {
 
 FrameMac::FrameMac(MacAlgorithm algorithm, const SessionKey& key)
     : algorithm_(algorithm), ctx_(std::make_unique<Ctx>()) {
+  TRIB_CHECK(!encrypts(algorithm), InvalidArgument, "{} encrypts: use FrameCipher",
+             mac_algorithm_name(algorithm));
   if (algorithm == MacAlgorithm::hmac_sha256) {
     ctx_->mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
     TRIB_CHECK(ctx_->mac != nullptr, Error, "OpenSSL has no HMAC");

@@ -16,16 +16,50 @@ bool fits(const Tensor& t, const TensorDescriptor& desc) {
 InboundFrame FrameReader::read(FrameMac* mac, std::uint64_t expected_sequence,
                                std::chrono::milliseconds idle_timeout,
                                const DestinationChooser& choose) {
+  return read_any(mac, nullptr, expected_sequence, idle_timeout, choose);
+}
+
+InboundFrame FrameReader::read_encrypted(FrameCipher& cipher, std::uint64_t expected_sequence,
+                                         std::chrono::milliseconds idle_timeout,
+                                         const DestinationChooser& choose) {
+  return read_any(nullptr, &cipher, expected_sequence, idle_timeout, choose);
+}
+
+InboundFrame FrameReader::read_any(FrameMac* mac, FrameCipher* cipher,
+                                   std::uint64_t expected_sequence,
+                                   std::chrono::milliseconds idle_timeout,
+                                   const DestinationChooser& choose) {
   InboundFrame frame;
   HeaderBytes header_bytes;
   read_exact(fd_, header_bytes, idle_timeout, peer_);
   FrameHeader& h = frame.header;
   h = decode_header(header_bytes, max_frame_bytes_);
+  // A session is encrypted or not as agreed in the handshake; a frame may not differ.
+  if (h.encrypted() != (cipher != nullptr)) {
+    throw FrameRejected(FrameRejected::Kind::malformed,
+                        fmt::format("{} {} frame from {} on {} session",
+                                    h.encrypted() ? "encrypted" : "unencrypted",
+                                    message_type_name(h.message_type()), peer_,
+                                    cipher ? "an encrypted" : "an unencrypted"));
+  }
+  if (limit_) {
+    if (std::uint64_t limit = limit_(h); h.payload_length > limit) {
+      throw FrameRejected(
+          FrameRejected::Kind::malformed,
+          fmt::format("{} frame (method {:#x}) from {} claims {} payload bytes; at most {} are "
+                      "accepted for it",
+                      message_type_name(h.message_type()), h.method, peer_, h.payload_length,
+                      limit));
+    }
+  }
   PieceObserver authenticate;
   if (mac != nullptr) {
     mac->begin(h.sequence);
     mac->update(header_for_mac(h));
-    authenticate = [mac](std::span<const std::byte> piece) { mac->update(piece); };
+    authenticate = [mac](std::span<std::byte> piece) { mac->update(piece); };
+  } else if (cipher != nullptr) {
+    cipher->begin(h.sequence, header_for_mac(h));
+    authenticate = [cipher](std::span<std::byte> piece) { cipher->decrypt(piece); };
   }
 
   std::optional<TensorDescriptor> desc;
@@ -54,8 +88,17 @@ InboundFrame FrameReader::read(FrameMac* mac, std::uint64_t expected_sequence,
   }
   last_frame_bytes_ = kHeaderBytes + h.payload_length;
 
-  if (mac != nullptr) {
-    if (!tags_equal(mac->finish(), h.mac)) {
+  bool verified = true;
+  if (cipher != nullptr) {
+    MacTag tag;
+    read_exact(fd_, tag, idle_timeout, peer_);
+    last_frame_bytes_ += tag.size();
+    verified = cipher->finish_open(tag);
+  } else if (mac != nullptr) {
+    verified = tags_equal(mac->finish(), h.mac);
+  }
+  if (mac != nullptr || cipher != nullptr) {
+    if (!verified) {
       throw FrameRejected(FrameRejected::Kind::bad_mac,
                           fmt::format("{} frame (sequence {}) from {} failed MAC verification",
                                       message_type_name(h.message_type()), h.sequence, peer_));

@@ -1,5 +1,6 @@
 #include "net/frame_writer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -21,6 +22,8 @@ bool carries_tensor(const OutgoingFrame& frame) {
 iovec piece(const void* data, std::size_t size) {
   return iovec{const_cast<void*>(data), size};  // sendmsg does not write through it
 }
+
+iovec piece_of(std::span<const std::byte> bytes) { return piece(bytes.data(), bytes.size()); }
 
 }  // namespace
 
@@ -83,6 +86,63 @@ std::size_t write_frame(int fd, const OutgoingFrame& frame, std::uint64_t sequen
   SealedFrame sealed = seal_frame(frame, sequence, mac);
   auto iov = sealed.iovecs();
   return write_all(fd, iov, idle_timeout, peer);
+}
+
+void seal_encrypted(const OutgoingFrame& frame, std::uint64_t sequence, FrameCipher& cipher,
+                    std::vector<std::byte>& scratch, const ByteSink& emit) {
+  SealedFrame clear = seal_frame(frame, sequence, nullptr);
+  clear.header.flags |= kFlagEncrypted;
+  clear.header_bytes = encode_header(clear.header);  // mac field zero: as authenticated
+  cipher.begin(sequence, clear.header_bytes);
+  scratch.resize(kCipherChunkBytes);
+  // The header leads the first chunk, so a small frame leaves in one send.
+  std::memcpy(scratch.data(), clear.header_bytes.data(), kHeaderBytes);
+  std::size_t filled = kHeaderBytes;
+  auto put = [&](std::span<const std::byte> plain) {
+    while (!plain.empty()) {
+      if (filled == scratch.size()) {
+        emit(std::span(scratch).first(filled), false);
+        filled = 0;
+      }
+      std::size_t n = std::min(plain.size(), scratch.size() - filled);
+      cipher.encrypt(plain.first(n), std::span(scratch).subspan(filled, n));
+      filled += n;
+      plain = plain.subspan(n);
+    }
+  };
+  put(std::span(clear.descriptor).first(clear.descriptor_length));
+  put(clear.body);
+  put(clear.tensor_bytes);
+  MacTag tag = cipher.finish_seal();
+  if (scratch.size() - filled < tag.size()) {
+    emit(std::span(scratch).first(filled), false);
+    filled = 0;
+  }
+  std::memcpy(scratch.data() + filled, tag.data(), tag.size());
+  emit(std::span(scratch).first(filled + tag.size()), true);
+}
+
+std::size_t write_encrypted_frame(int fd, const OutgoingFrame& frame, std::uint64_t sequence,
+                                  FrameCipher& cipher, std::vector<std::byte>& scratch,
+                                  std::chrono::milliseconds idle_timeout,
+                                  const std::string& peer) {
+  std::size_t written = 0;
+  // MSG_MORE on all but the last piece: the kernel sends full segments, pushing only once
+  // the frame is complete, as one sendmsg of the whole frame would.
+  seal_encrypted(frame, sequence, cipher, scratch, [&](std::span<const std::byte> piece, bool last) {
+    iovec iov = piece_of(piece);
+    written += write_all(fd, std::span(&iov, 1), idle_timeout, peer, !last);
+  });
+  return written;
+}
+
+std::vector<std::byte> encrypted_frame_bytes(const OutgoingFrame& frame, std::uint64_t sequence,
+                                             FrameCipher& cipher) {
+  std::vector<std::byte> out, scratch;
+  seal_encrypted(frame, sequence, cipher, scratch, [&](std::span<const std::byte> piece, bool) {
+    out.insert(out.end(), piece.begin(), piece.end());
+  });
+  return out;
 }
 
 }  // namespace trib::net

@@ -8,10 +8,12 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "net/frame_cipher.h"
 #include "net/frame_mac.h"
 #include "trib/core/tensor.h"
 #include "trib/net/wire_format.h"
@@ -55,5 +57,24 @@ SealedFrame seal_frame(const OutgoingFrame& frame, std::uint64_t sequence, Frame
 std::size_t write_frame(int fd, const OutgoingFrame& frame, std::uint64_t sequence,
                         FrameMac* mac, std::chrono::milliseconds idle_timeout,
                         const std::string& peer);
+
+// Encrypted frames (FrameCipher): the header, flagged kFlagEncrypted with a zero mac field,
+// goes in clear as additional data; descriptor, body and tensor bytes are encrypted into
+// `scratch` kCipherChunkBytes at a time, each chunk handed to `emit` while still in cache;
+// the 16-byte tag comes last. The tensor itself is never written to.
+inline constexpr std::size_t kCipherChunkBytes = std::size_t{256} << 10;
+// Receives each sealed piece; `last` is false while more of the frame follows.
+using ByteSink = std::function<void(std::span<const std::byte> piece, bool last)>;
+void seal_encrypted(const OutgoingFrame& frame, std::uint64_t sequence, FrameCipher& cipher,
+                    std::vector<std::byte>& scratch, const ByteSink& emit);
+
+// seal_encrypted onto the socket; see write_all for the errors. Returns bytes written.
+std::size_t write_encrypted_frame(int fd, const OutgoingFrame& frame, std::uint64_t sequence,
+                                  FrameCipher& cipher, std::vector<std::byte>& scratch,
+                                  std::chrono::milliseconds idle_timeout, const std::string& peer);
+
+// The whole encrypted frame in one buffer: for tests, not the send path.
+std::vector<std::byte> encrypted_frame_bytes(const OutgoingFrame& frame, std::uint64_t sequence,
+                                             FrameCipher& cipher);
 
 }  // namespace trib::net

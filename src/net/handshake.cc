@@ -1,6 +1,8 @@
 #include "net/handshake.h"
 
+#include <openssl/core_names.h>
 #include <openssl/hmac.h>
+#include <openssl/kdf.h>
 #include <openssl/rand.h>
 
 #include <chrono>
@@ -9,6 +11,7 @@
 #include "net/frame_reader.h"
 #include "net/frame_writer.h"
 #include "net/little_endian.h"
+#include "net/untrusted_log.h"
 
 namespace trib::net {
 namespace {
@@ -137,7 +140,7 @@ struct Exchange {
     if (frame.type() == MessageType::reject) {
       context.stats().auth_failures++;
       throw Unauthenticated(fmt::format("{} rejected the handshake: {}", address,
-                                        frame.body.substr(0, 200)));
+                                        printable(frame.body.substr(0, 200))));
     }
     if (frame.type() != expected) {
       throw FrameRejected(FrameRejected::Kind::malformed,
@@ -160,7 +163,7 @@ struct Exchange {
 Bytes transcript(MacAlgorithm mac, const Nonce& client_nonce, const Nonce& server_nonce,
                  const PeerIdentity& client, const PeerIdentity& server) {
   Bytes t;
-  std::string_view version = "trib-handshake-v1";
+  std::string_view version = "trib-handshake-v2";
   append(t, std::as_bytes(std::span(version)));
   t.push_back(static_cast<std::byte>(mac));
   append(t, client_nonce);
@@ -170,16 +173,43 @@ Bytes transcript(MacAlgorithm mac, const Nonce& client_nonce, const Nonce& serve
   return t;
 }
 
+// HKDF-SHA256 (RFC 5869) through OpenSSL's KDF: the secret as input key material, the
+// transcript (both fresh nonces) as salt, and the direction as info. Each connection and
+// each direction so gets its own key, and no key ever sees a sequence number twice.
+SessionKey hkdf(const NetContext& context, const Bytes& salt, std::string_view info) {
+  EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
+  TRIB_CHECK(kdf != nullptr, Error, "OpenSSL has no HKDF");
+  EVP_KDF_CTX* ctx = EVP_KDF_CTX_new(kdf);
+  EVP_KDF_free(kdf);
+  TRIB_CHECK(ctx != nullptr, Error, "OpenSSL EVP_KDF_CTX_new failed");
+  char digest[] = "SHA256";
+  auto secret = context.secret().bytes();
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<std::byte*>(secret.data()),
+                                        secret.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<std::byte*>(salt.data()),
+                                        salt.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, const_cast<char*>(info.data()),
+                                        info.size()),
+      OSSL_PARAM_END};
+  SessionKey key{};
+  int ok = EVP_KDF_derive(ctx, reinterpret_cast<unsigned char*>(key.data()), key.size(), params);
+  EVP_KDF_CTX_free(ctx);
+  TRIB_CHECK(ok == 1, Error, "OpenSSL HKDF failed");
+  return key;
+}
+
 SessionKeys derive_keys(const NetContext& context, MacAlgorithm mac, const Bytes& t,
                         bool is_client) {
-  Proof master = hmac(context.secret().bytes(), "session-key", t);
   SessionKeys keys;
   keys.mac = mac;
-  Proof c2s = hmac(master, "client-to-server", {});
-  Proof s2c = hmac(master, "server-to-client", {});
+  SessionKey c2s = hkdf(context, t, "trib-v2 client-to-server");
+  SessionKey s2c = hkdf(context, t, "trib-v2 server-to-client");
   keys.send = is_client ? c2s : s2c;
   keys.receive = is_client ? s2c : c2s;
-  OPENSSL_cleanse(master.data(), master.size());
+  OPENSSL_cleanse(c2s.data(), c2s.size());
+  OPENSSL_cleanse(s2c.data(), s2c.size());
   return keys;
 }
 
@@ -230,10 +260,12 @@ HandshakeResult client_handshake(int fd, const NetContext& context, MacAlgorithm
   });
 }
 
-HandshakeResult server_handshake(int fd, const NetContext& context, const std::string& address) {
+HandshakeResult server_handshake(int fd, const NetContext& context, const std::string& address,
+                                 const std::function<void()>& hello_received) {
   return counting_failures(context, [&] {
     Exchange ex(fd, context, address);
     InboundFrame hello = ex.receive(MessageType::hello);
+    if (hello_received) hello_received();
     BodyParser parser(hello.body, "hello from " + address);
     auto raw_mac = std::to_integer<std::uint8_t>(parser.take(1)[0]);
     if (!is_valid_mac_algorithm(raw_mac)) {
@@ -246,6 +278,15 @@ HandshakeResult server_handshake(int fd, const NetContext& context, const std::s
     Nonce client_nonce = parser.take_array<kNonceBytes>();
     PeerIdentity client = parser.take_label(address);
     parser.expect_end();
+    // Encryption is a floor: a node that encrypts talks to no one in clear.
+    if (context.options().encryption && !encrypts(mac)) {
+      ex.reject("this node requires encrypted frames (security.encryption); the peer proposed " +
+                std::string(mac_algorithm_name(mac)));
+      throw Unauthenticated(fmt::format(
+          "{} ({} {}) proposed {} frames without encryption, but this node requires encryption "
+          "(set security.encryption the same on every node)",
+          address, client.role, client.index, mac_algorithm_name(mac)));
+    }
 
     Nonce server_nonce = random_nonce();
     Bytes challenge;

@@ -133,11 +133,15 @@ void InProcConnection::handle(InboundFrame frame) {
   NetStats& stats = context()->stats();
   stats.frames_received++;
   stats.bytes_received += kHeaderBytes + frame.header.payload_length;
-  if (frame.header.payload_length > options().max_frame_bytes) {
+  const bool inbound_request =
+      frame.type() == MessageType::request || frame.type() == MessageType::notify;
+  const std::uint64_t limit =
+      inbound_request ? request_limit(frame.header.method) : options().max_frame_bytes;
+  if (frame.header.payload_length > limit) {
     stats.malformed_frames++;
     fail(fmt::format("closing connection to {}: rejected frame: frame claims {} payload bytes, "
                      "limit is {}",
-                     peer().to_string(), frame.header.payload_length, options().max_frame_bytes));
+                     peer().to_string(), frame.header.payload_length, limit));
     return;
   }
   switch (frame.type()) {

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "net/untrusted_log.h"
 #include "trib/core/error.h"
 
 namespace trib::net {
@@ -32,7 +33,8 @@ LogSink stderr_log_sink() {
 
 NetContext::NetContext(ClusterSecret secret, PeerIdentity self, NetOptions options, LogSink log)
     : secret_(std::move(secret)), self_(std::move(self)), options_(std::move(options)),
-      log_(std::move(log)) {
+      log_(std::move(log)),
+      untrusted_log_(std::make_unique<UntrustedLog>(log_, options_.untrusted_log_interval)) {
   validate_role(self_.role);
   TRIB_CHECK(options_.max_frame_bytes > 0, InvalidArgument, "max_frame_bytes must be positive");
   TRIB_CHECK(options_.heartbeat_interval.count() > 0 &&
@@ -51,8 +53,16 @@ std::shared_ptr<NetContext> NetContext::create(ClusterSecret secret, PeerIdentit
                                       std::move(log));
 }
 
+NetContext::~NetContext() = default;
+
 void NetContext::log(std::string_view line) const {
-  if (log_) log_(line);
+  if (log_) log_(printable(line));
 }
+
+void NetContext::log_untrusted(std::string_view kind, std::string_view line) const {
+  untrusted_log_->report(kind, line);
+}
+
+void NetContext::flush_untrusted_log() const { untrusted_log_->flush(); }
 
 }  // namespace trib::net

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "net/untrusted_log.h"
 #include "trib/core/error.h"
 
 namespace trib::net {
@@ -18,7 +19,7 @@ void validate_role(const std::string& role) {
   }
   TRIB_CHECK(ok, InvalidArgument,
              "role '{}' is not 1 to 32 characters of lower-case letters, digits, '_' or '-'",
-             role);
+             printable(role.substr(0, 64)));  // may come from an unauthenticated hello
 }
 
 }  // namespace trib::net

@@ -50,7 +50,7 @@ bool wait_ready(int fd, short events, std::chrono::milliseconds timeout) {
 }
 
 std::size_t write_all(int fd, std::span<iovec> iov, std::chrono::milliseconds idle_timeout,
-                      const std::string& peer) {
+                      const std::string& peer, bool more) {
   std::size_t written = 0;
   while (!iov.empty()) {
     if (iov.front().iov_len == 0) {
@@ -60,7 +60,7 @@ std::size_t write_all(int fd, std::span<iovec> iov, std::chrono::milliseconds id
     msghdr msg{};
     msg.msg_iov = iov.data();
     msg.msg_iovlen = std::min<std::size_t>(iov.size(), IOV_MAX);
-    ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {

@@ -42,17 +42,20 @@ bool wait_ready(int fd, short events, std::chrono::milliseconds timeout);
 // Writes every byte described by `iov` (advanced in place) with sendmsg, without copying.
 // A peer that accepts nothing for `idle_timeout` raises Timeout; a broken connection
 // raises Unavailable. Returns the number of bytes written.
+// `more`: further bytes of the same frame follow at once (MSG_MORE), so the kernel need not
+// push a partial segment after each piece of a frame written in several calls.
 std::size_t write_all(int fd, std::span<iovec> iov, std::chrono::milliseconds idle_timeout,
-                      const std::string& peer);
+                      const std::string& peer, bool more = false);
 
-// Called with each piece of received bytes as it lands, while it is still in cache.
-using PieceObserver = std::function<void(std::span<const std::byte>)>;
+// Called with each piece of received bytes as it lands, while it is still in cache (it may
+// rewrite them: decryption in place).
+using PieceObserver = std::function<void(std::span<std::byte>)>;
 
 // Reads exactly out.size() bytes. `idle_timeout` bounds each silence (Timeout); end of
 // stream raises Unavailable. Each recv is capped at `max_piece` bytes so that `on_piece`
 // sees data that is still cache-hot.
 void read_exact(int fd, std::span<std::byte> out, std::chrono::milliseconds idle_timeout,
                 const std::string& peer, const PieceObserver& on_piece = {},
-                std::size_t max_piece = std::size_t{1} << 16);
+                std::size_t max_piece = std::size_t{1} << 18);
 
 }  // namespace trib::net

@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 
 #include "trib/core/error.h"
@@ -40,32 +39,6 @@ void set_int_option(int fd, int level, int name, int value) {
 }
 
 }  // namespace
-
-std::string HostPort::to_string() const {
-  if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
-  return fmt::format("{}:{}", host, port);
-}
-
-HostPort parse_host_port(std::string_view address, std::string_view default_host) {
-  HostPort out{std::string(default_host), 0};
-  if (address.empty()) return out;
-  auto colon = address.rfind(':');
-  TRIB_CHECK(colon != std::string_view::npos, InvalidArgument,
-             "address '{}' is not host:port", address);
-  std::string_view host = address.substr(0, colon);
-  std::string_view port = address.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  if (!host.empty()) out.host = std::string(host);
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-  TRIB_CHECK(ec == std::errc() && end == port.data() + port.size() && value <= 65535 &&
-                 !port.empty(),
-             InvalidArgument, "address '{}' has no valid port (0 to 65535)", address);
-  out.port = static_cast<std::uint16_t>(value);
-  return out;
-}
 
 Socket listen_on(const HostPort& address, HostPort& bound) {
   AddrInfoList info;

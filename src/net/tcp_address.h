@@ -1,4 +1,4 @@
-// "host:port" addresses, listening sockets and connect-with-timeout, with errors that name
+// Listening sockets and connect-with-timeout for "host:port" addresses (host_port.h), with errors that name
 // the address ("127.0.0.1:5000 is already in use").
 #pragma once
 
@@ -8,18 +8,9 @@
 #include <string_view>
 
 #include "net/socket_io.h"
+#include "trib/net/host_port.h"
 
 namespace trib::net {
-
-struct HostPort {
-  std::string host;
-  std::uint16_t port = 0;
-  std::string to_string() const;
-};
-
-// "10.0.0.2:5000", "[::1]:5000", ":5000" or "" (host = default_host, port 0).
-// Throws InvalidArgument naming the text.
-HostPort parse_host_port(std::string_view address, std::string_view default_host);
 
 // A non-blocking listening socket; `bound` gets the actual port when 0 was asked for.
 Socket listen_on(const HostPort& address, HostPort& bound);

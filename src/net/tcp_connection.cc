@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
+#include "net/tcp_address.h"
+
 namespace trib::net {
 namespace {
 
@@ -14,6 +18,15 @@ std::int64_t now_ns() {
 
 Clock::time_point from_ns(std::int64_t ns) {
   return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
+}
+
+// "10.0.0.2" of "10.0.0.2:5000", "::1" of "[::1]:5000".
+std::string source_host_of(const std::string& address) {
+  try {
+    return parse_host_port(address, "").host;
+  } catch (const InvalidArgument&) {
+    return address;
+  }
 }
 
 // A goodbye must not hold up close() behind a peer that stopped reading.
@@ -43,10 +56,17 @@ std::shared_ptr<TcpConnection> TcpConnection::start_accepted(std::shared_ptr<Net
   auto c = std::make_shared<TcpConnection>(std::move(context), std::move(socket),
                                            std::move(handlers));
   c->address_ = address;
+  c->source_host_ = source_host_of(address);
   c->set_peer(PeerIdentity{"", 0, address});
   c->receive_thread_ = std::thread([raw = c.get(), address] { raw->receive_main(address); });
   c->heartbeat_thread_ = std::thread([raw = c.get()] { raw->heartbeat_main(); });
   return c;
+}
+
+bool TcpConnection::pending_handshake() const {
+  if (finished() || is_open()) return false;
+  std::lock_guard lock(wake_mu_);
+  return !stopping_;
 }
 
 TcpConnection::~TcpConnection() {
@@ -58,8 +78,14 @@ TcpConnection::~TcpConnection() {
 
 void TcpConnection::open_session(const HandshakeResult& handshake) {
   set_peer(handshake.peer);
-  send_mac_ = std::make_unique<FrameMac>(handshake.keys.mac, handshake.keys.send);
-  receive_mac_ = std::make_unique<FrameMac>(handshake.keys.mac, handshake.keys.receive);
+  if (encrypts(handshake.keys.mac)) {
+    send_cipher_ = std::make_unique<FrameCipher>(FrameCipher::Direction::seal, handshake.keys.send);
+    receive_cipher_ =
+        std::make_unique<FrameCipher>(FrameCipher::Direction::open, handshake.keys.receive);
+  } else {
+    send_mac_ = std::make_unique<FrameMac>(handshake.keys.mac, handshake.keys.send);
+    receive_mac_ = std::make_unique<FrameMac>(handshake.keys.mac, handshake.keys.receive);
+  }
   last_send_ns_ = now_ns();
   mark_open();
   context()->stats().connections_opened++;
@@ -95,9 +121,7 @@ void TcpConnection::close() {
     std::unique_lock lock(send_mu_, std::try_to_lock);
     if (lock.owns_lock()) {
       try {
-        OutgoingFrame bye{MessageType::goodbye, 0, 0, {}, nullptr};
-        write_frame(socket_.fd(), bye, ++send_sequence_, send_mac_.get(), kGoodbyeTimeout,
-                    address_);
+        seal_and_write(OutgoingFrame{MessageType::goodbye, 0, 0, {}, nullptr}, kGoodbyeTimeout);
       } catch (...) {
         // Best effort: the peer learns of the close from the end of the stream anyway.
       }
@@ -112,13 +136,29 @@ void TcpConnection::send_frame(const OutgoingFrame& frame) {
   write_locked(frame);
 }
 
-void TcpConnection::write_locked(const OutgoingFrame& frame) {
+std::size_t TcpConnection::seal_and_write(const OutgoingFrame& frame,
+                                          std::chrono::milliseconds timeout) {
+  if (send_cipher_) {
+    TRIB_CHECK(frame.body.size() <= std::numeric_limits<std::uint32_t>::max(), InvalidArgument,
+               "message body of {} bytes exceeds the 4 GiB body limit", frame.body.size());
+    // Each sequence number is used once, even if this write fails half-way: the
+    // connection is then closed, never written to again.
+    return write_encrypted_frame(socket_.fd(), frame, ++send_sequence_, *send_cipher_,
+                                 send_scratch_, timeout, peer().to_string());
+  }
   // Sealing can refuse the frame (InvalidArgument) before a byte is written: not fatal.
   SealedFrame sealed = seal_frame(frame, send_sequence_ + 1, send_mac_.get());
   ++send_sequence_;
   auto iov = sealed.iovecs();
+  return write_all(socket_.fd(), iov, timeout, peer().to_string());
+}
+
+void TcpConnection::write_locked(const OutgoingFrame& frame) {
+  std::size_t written = 0;
   try {
-    write_all(socket_.fd(), iov, options().peer_timeout, peer().to_string());
+    written = seal_and_write(frame, options().peer_timeout);
+  } catch (const InvalidArgument&) {
+    throw;  // refused before a byte was written: the connection stays usable
   } catch (const Timeout& e) {
     context()->stats().peer_timeouts++;
     fail(e.what());
@@ -129,7 +169,7 @@ void TcpConnection::write_locked(const OutgoingFrame& frame) {
   }
   last_send_ns_ = now_ns();
   context()->stats().frames_sent++;
-  context()->stats().bytes_sent += sealed.total_bytes();
+  context()->stats().bytes_sent += written;
 }
 
 void TcpConnection::deadline_added(PendingRequests::Clock::time_point deadline) {
@@ -144,14 +184,19 @@ void TcpConnection::deadline_added(PendingRequests::Clock::time_point deadline) 
 void TcpConnection::receive_main(std::string accepted_from) {
   if (!accepted_from.empty()) {
     try {
-      open_session(server_handshake(socket_.fd(), *context(), accepted_from));
+      open_session(server_handshake(socket_.fd(), *context(), accepted_from,
+                                    [this] { heard_hello_ = true; }));
     } catch (const std::exception& e) {
       bool stopping = false;
       {
         std::lock_guard lock(wake_mu_);
         stopping = stopping_;
       }
-      if (!stopping) context()->log(fmt::format("rejected connection from {}: {}", accepted_from, e.what()));
+      if (!stopping) {
+        context()->log_untrusted("handshake(s) failed",
+                                 fmt::format("rejected connection from {}: {}", accepted_from,
+                                             e.what()));
+      }
       mark_closed(fmt::format("handshake with {} failed: {}", accepted_from, e.what()),
                   CloseKind::local);  // never opened: nobody to tell
       stop_threads();
@@ -168,13 +213,21 @@ void TcpConnection::receive_loop() {
   NetStats& stats = context()->stats();
   FrameReader reader(socket_.fd(), peer().to_string(), options().max_frame_bytes,
                      options().allocator);
+  reader.set_payload_limit([this](const FrameHeader& h) {
+    MessageType t = h.message_type();
+    return t == MessageType::request || t == MessageType::notify ? request_limit(h.method)
+                                                                 : options().max_frame_bytes;
+  });
   DestinationChooser choose = [this](const FrameHeader& h, const TensorDescriptor&) {
     return h.message_type() == MessageType::response ? claim_reply_destination(h.tag) : Tensor();
   };
   try {
     for (;;) {
       InboundFrame frame =
-          reader.read(receive_mac_.get(), receive_sequence_ + 1, options().peer_timeout, choose);
+          receive_cipher_ ? reader.read_encrypted(*receive_cipher_, receive_sequence_ + 1,
+                                                  options().peer_timeout, choose)
+                          : reader.read(receive_mac_.get(), receive_sequence_ + 1,
+                                        options().peer_timeout, choose);
       ++receive_sequence_;
       stats.frames_received++;
       stats.bytes_received += reader.last_frame_bytes();

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "net/connection_base.h"
+#include "net/frame_cipher.h"
 #include "net/frame_mac.h"
 #include "net/handshake.h"
 #include "net/socket_io.h"
@@ -34,6 +35,12 @@ class TcpConnection final : public ConnectionBase {
   void close() override;
   // Whether the receive thread is done (handshake failed or connection closed).
   bool finished() const { return finished_.load(); }
+  // An accepted connection still in its handshake, not yet told to stop.
+  bool pending_handshake() const;
+  // Whether an accepted connection's client has sent its hello (a real client does at once).
+  bool heard_hello() const { return heard_hello_.load(); }
+  // The source address's host, for per-source limits ("" for client connections).
+  const std::string& source_host() const { return source_host_; }
 
   TcpConnection(std::shared_ptr<NetContext> context, Socket socket, Handlers handlers);
 
@@ -43,6 +50,8 @@ class TcpConnection final : public ConnectionBase {
   void open_session(const HandshakeResult& handshake);
   // Writes one frame with the send lock held; closes the connection if the write fails.
   void write_locked(const OutgoingFrame& frame);
+  // Seals (MAC or encryption, as the session agreed) and writes; send lock held.
+  std::size_t seal_and_write(const OutgoingFrame& frame, std::chrono::milliseconds timeout);
   void receive_main(std::string accepted_from);
   void receive_loop();
   void heartbeat_main();
@@ -53,14 +62,20 @@ class TcpConnection final : public ConnectionBase {
   Socket socket_;
   std::string address_;  // the peer's address, fixed before any thread starts
   std::mutex send_mu_;
+  // Exactly one of each pair is set once the session opens: MAC-only or encrypted.
   std::unique_ptr<FrameMac> send_mac_;
+  std::unique_ptr<FrameCipher> send_cipher_;
+  std::vector<std::byte> send_scratch_;  // ciphertext staging, under send_mu_
   std::uint64_t send_sequence_ = 0;
   std::unique_ptr<FrameMac> receive_mac_;
+  std::unique_ptr<FrameCipher> receive_cipher_;
   std::uint64_t receive_sequence_ = 0;
   std::atomic<std::int64_t> last_send_ns_{0};
   std::atomic<bool> finished_{false};
+  std::atomic<bool> heard_hello_{false};
+  std::string source_host_;
 
-  std::mutex wake_mu_;
+  mutable std::mutex wake_mu_;
   std::condition_variable wake_;  // wakes the heartbeat thread on open and on close
   bool session_ready_ = false;
   bool stopping_ = false;

@@ -14,10 +14,6 @@ namespace {
 
 // How often the accept thread looks at the stop flag and reaps finished connections.
 constexpr std::chrono::milliseconds kAcceptPoll{100};
-// Connections still in their handshake (each holds threads and waits up to the handshake
-// timeout): beyond this many, new sockets are closed at once, so a flood of idle
-// connections cannot exhaust threads.
-constexpr std::size_t kMaxPendingHandshakes = 64;
 
 }  // namespace
 
@@ -59,11 +55,32 @@ std::vector<std::shared_ptr<TcpConnection>> TcpListener::take_finished() {
   return finished;
 }
 
-std::size_t TcpListener::pending_handshakes() const {
+bool TcpListener::admit(const std::string& source_host) {
+  // Connections still in their handshake each hold threads for up to the handshake
+  // timeout. Past a limit, the oldest one that has sent nothing yet (an idle connection:
+  // a real client sends its hello at once) makes room; if every one has, the newcomer is
+  // refused and its client retries (NetOptions::connect_retry).
+  const NetOptions& o = context_->options();
   std::lock_guard lock(mu_);
-  return static_cast<std::size_t>(std::count_if(
-      connections_.begin(), connections_.end(),
-      [](const auto& c) { return !c->is_open() && !c->finished(); }));
+  std::size_t total = 0, from_source = 0;
+  for (const auto& c : connections_) {
+    if (!c->pending_handshake()) continue;
+    ++total;
+    if (c->source_host() == source_host) ++from_source;
+  }
+  const bool source_full = from_source >= o.max_pending_per_source;
+  if (!source_full && total < o.max_pending_handshakes) return true;
+  for (const auto& c : connections_) {
+    if (!c->pending_handshake() || c->heard_hello()) continue;
+    if (source_full && c->source_host() != source_host) continue;
+    c->close();  // its handshake fails at once (and is counted); it is reaped as usual
+    context_->log_untrusted("idle pre-authentication connection(s) dropped",
+                            fmt::format("dropped {}: it sent nothing while pre-authentication "
+                                        "slots ran short",
+                                        c->peer().to_string()));
+    return true;
+  }
+  return false;
 }
 
 void TcpListener::accept_main() {
@@ -74,6 +91,7 @@ void TcpListener::accept_main() {
       context_->log(fmt::format("listener {}: {}", address(), e.what()));
     }
     take_finished();  // destroyed here, outside the lock
+    context_->flush_untrusted_log();
   }
 }
 
@@ -84,14 +102,19 @@ void TcpListener::accept_ready() {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK || stopping_) return;
       // Per-connection errors (ECONNABORTED, EMFILE): log, keep serving.
-      context_->log(fmt::format("accept on {} failed: {}", address(), std::strerror(errno)));
+      context_->log_untrusted("accept() failure(s)", fmt::format("accept on {} failed: {}",
+                                                                 address(), std::strerror(errno)));
       return;
     }
     Socket accepted(fd);
     std::string from = peer_address_of(fd);
-    if (pending_handshakes() >= kMaxPendingHandshakes) {
-      context_->log(fmt::format("refused connection from {}: {} handshakes already pending",
-                                from, kMaxPendingHandshakes));
+    if (!admit(parse_host_port(from, "").host)) {
+      context_->log_untrusted(
+          "connection(s) refused with every pre-authentication slot in a handshake",
+          fmt::format("refused connection from {}: {} handshakes already pending ({} per "
+                      "source address)",
+                      from, context_->options().max_pending_handshakes,
+                      context_->options().max_pending_per_source));
       context_->stats().handshake_failures++;
       continue;  // `accepted` closes the socket
     }

@@ -26,7 +26,9 @@ class TcpListener final : public Listener {
  private:
   void accept_main();
   void accept_ready();
-  std::size_t pending_handshakes() const;
+  // Whether a new connection from `source_host` may start its handshake; may drop an
+  // idle pending one to make room.
+  bool admit(const std::string& source_host);
   // Drops connections whose receive thread has ended; returns them to be destroyed
   // outside the lock.
   std::vector<std::shared_ptr<TcpConnection>> take_finished();

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trib/config/job_config.h"
 #include "trib/core/error.h"
 
 namespace trib::train {
@@ -33,7 +34,7 @@ void RunDirectory::write_config(const std::string& yaml) {
   fs::path tmp = path_ / "config.yaml.tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << yaml;
+    out << config::redact_secrets(yaml);  // credentials never reach the run directory
     TRIB_CHECK(out.good(), IoError, "cannot write '{}'", tmp.string());
   }
   fs::rename(tmp, path_ / "config.yaml");

@@ -175,9 +175,11 @@ class TempDir {
   }
   ~TempDir() { fs::remove_all(path_); }
   const fs::path& path() const { return path_; }
+  // Private (mode 600), as a cluster secret file must be; harmless for the others.
   std::string file(const std::string& name, const std::string& text) const {
     fs::path p = path_ / name;
     std::ofstream(p) << text;
+    fs::permissions(p, fs::perms::owner_read | fs::perms::owner_write);
     return p.string();
   }
 

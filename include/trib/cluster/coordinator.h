@@ -50,7 +50,8 @@ class Coordinator {
 
  private:
   net::Message handle(net::Message request, const net::PeerIdentity& from);
-  net::Message join(const std::string& body, const net::PeerIdentity& from);
+  // `requested`: the index the member asked for, or -1 for the lowest free one.
+  net::Message join(const std::string& role, int requested, const net::PeerIdentity& from);
   void on_close(const net::PeerIdentity& peer, std::string_view reason);
 
   std::shared_ptr<net::Transport> transport_;

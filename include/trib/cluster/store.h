@@ -42,6 +42,13 @@ class Store {
 // The store itself, in memory; thread-safe. The coordinator hosts one.
 class MemoryStore final : public Store {
  public:
+  // All keys and values together stay below this many bytes: members write addresses,
+  // counters and stream positions, so a store this full means a member gone wrong, which
+  // must not take the coordinator's memory with it.
+  static constexpr std::size_t kDefaultCapacityBytes = std::size_t{256} << 20;
+  explicit MemoryStore(std::size_t capacity_bytes = kDefaultCapacityBytes) : capacity_(capacity_bytes) {}
+
+  // Throws InvalidArgument, storing nothing, when the value would pass the capacity.
   void set(const std::string& key, const std::string& value) override;
   std::optional<std::string> try_get(const std::string& key) override;
   std::int64_t add(const std::string& key, std::int64_t delta) override;
@@ -55,6 +62,8 @@ class MemoryStore final : public Store {
   std::mutex mu_;
   std::condition_variable changed_;
   std::map<std::string, std::string> values_;
+  std::size_t capacity_;
+  std::size_t bytes_ = 0;  // keys and values held
 };
 
 // A store reached through a connection to the coordinator.

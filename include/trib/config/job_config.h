@@ -10,6 +10,7 @@
 
 #include "trib/config/stream_config.h"
 #include "trib/config/strategy_config.h"
+#include "trib/net/host_port.h"
 #include "trib/nn/layers.h"
 #include "trib/nn/sequential.h"
 #include "trib/optim/optimizer_config.h"
@@ -79,19 +80,13 @@ struct ThreadsConfig {
   int inter = 1;
 };
 
-// One "host:port" of a static cluster spec, checked when the job is read.
-struct Endpoint {
-  std::string host;
-  int port = 0;
-  std::string to_string() const;  // "10.0.0.2:7001", "[::1]:7001"
-};
-
 // A static cluster spec: every role's address written down in the job, for clusters whose
 // hosts are known in advance. Indices are still handed out by the coordinator in join
 // order; role i listens on the port of entry i, so firewalls can be opened per port.
+// Each address is checked when the job is read (trib/net/host_port.h).
 struct ClusterSpec {
-  Endpoint coordinator;
-  std::vector<Endpoint> ps, workers;
+  net::HostPort coordinator;
+  std::vector<net::HostPort> ps, workers;
 };
 
 // Where the job's processes run. Absent from the file: one process, no cluster.
@@ -105,14 +100,21 @@ struct ClusterConfig {
   // cluster.spec: when present, ps and workers are the lengths of its lists.
   bool has_spec = false;
   ClusterSpec spec;
-  // Servers bind here; 127.0.0.1 unless the cluster spans hosts.
-  std::string bind_host = "127.0.0.1";
+  // Servers bind here (--bind overrides it); empty: each role binds to the address of its
+  // interface that reaches the coordinator (127.0.0.1 for a local cluster).
+  std::string bind_host;
   int heartbeat_ms = 1000;
   int peer_timeout_ms = 5000;  // a silent peer is declared dead after this
   int join_timeout_s = 60;     // how long roles wait for each other at start
   // Where rendezvous and membership live: "" for the coordinator's built-in store, or
   // "etcd://h1:2379,h2:2379,h3:2379" for an etcd cluster that outlives any one machine.
   std::string store;
+};
+
+// security: how the cluster's links are protected (docs/wire_protocol.md).
+struct SecurityConfig {
+  // Frames are encrypted (AES-256-GCM); false: only authenticated, for trusted links.
+  bool encryption = true;
 };
 
 struct JobConfig {
@@ -131,7 +133,10 @@ struct JobConfig {
   ThreadsConfig threads;
   ClusterConfig cluster;
   StrategyConfig strategy;
-  std::string resolved_yaml;  // the configuration after overrides, for config.yaml
+  SecurityConfig security;
+  // The configuration after overrides, as the roles of a cluster receive it (secrets
+  // included: on the wire it is encrypted).
+  std::string resolved_yaml;
   // The dotted keys the file (after overrides) sets, e.g. "schedule.linear_scaling": a
   // derived default applies only where the job left the key out.
   std::set<std::string> given;
@@ -146,6 +151,11 @@ JobConfig load_job_config(const std::string& path, const std::vector<std::string
 // what docs/config.md must document.
 JobConfig parse_job_config(const std::string& yaml_text, const std::string& origin,
                            const std::vector<std::string>& overrides = {}, std::set<std::string>* keys_read = nullptr);
+
+// `resolved_yaml` as the run directory's config.yaml keeps it: the values of credentials
+// (data.kafka.properties whose key names a password, secret, token, key or JAAS config)
+// replaced by "<redacted>", so that a run directory can be shared without them.
+std::string redact_secrets(const std::string& resolved_yaml);
 
 // The model as layers; checks every layer's settings.
 std::shared_ptr<nn::Sequential> build_model(const ModelConfig& model);

@@ -38,6 +38,13 @@ using RequestHandler = std::function<Message(Message request, const PeerIdentity
 // local close(): the peer closed, timed out, or sent something that was rejected.
 using CloseHandler = std::function<void(const PeerIdentity& peer, std::string_view reason)>;
 
+// The most payload bytes (tensor descriptor + body + tensor) that a request or one-way
+// message with this method may carry. Checked from the frame header, before anything is
+// allocated: a bigger claim closes the connection as malformed. A server bounds each
+// method by what it can legitimately carry, so that even an authenticated peer cannot make
+// it allocate more.
+using RequestLimit = std::function<std::uint64_t(std::uint32_t method)>;
+
 struct Handlers {
   Handlers() = default;
   Handlers(RequestHandler request, CloseHandler close = {})  // NOLINT: {handler} reads well
@@ -45,6 +52,7 @@ struct Handlers {
 
   RequestHandler on_request;  // empty: requests are answered with an Unavailable error
   CloseHandler on_close;
+  RequestLimit request_limit;  // empty: NetOptions::max_frame_bytes for every method
 };
 
 }  // namespace trib::net

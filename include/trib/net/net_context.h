@@ -20,6 +20,8 @@ using LogSink = std::function<void(std::string_view line)>;
 // Writes "[trib.net] LINE" to stderr.
 LogSink stderr_log_sink();
 
+class UntrustedLog;
+
 class NetContext {
  public:
   // `self` names this node in handshakes (role and index; its address is not used).
@@ -31,9 +33,17 @@ class NetContext {
   const PeerIdentity& self() const { return self_; }
   const NetOptions& options() const { return options_; }
   NetStats& stats() const { return stats_; }
+  // Writes one line, with any non-printable byte escaped (\xNN).
   void log(std::string_view line) const;
+  // A line caused by an untrusted peer (a refused connection, a failed handshake): escaped,
+  // and rate-limited to a few per NetOptions::untrusted_log_interval, after which lines are
+  // only counted by `kind` and summed up in one line per interval.
+  void log_untrusted(std::string_view kind, std::string_view line) const;
+  // Writes the summary of an interval that has ended; listeners call it as they poll.
+  void flush_untrusted_log() const;
 
   NetContext(ClusterSecret secret, PeerIdentity self, NetOptions options, LogSink log);
+  ~NetContext();
 
  private:
   ClusterSecret secret_;
@@ -41,6 +51,7 @@ class NetContext {
   NetOptions options_;
   mutable NetStats stats_;
   LogSink log_;
+  std::unique_ptr<UntrustedLog> untrusted_log_;
 };
 
 }  // namespace trib::net

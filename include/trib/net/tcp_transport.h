@@ -1,5 +1,6 @@
-// TCP implementation of Transport: framed, authenticated (HMAC handshake, per-frame MAC
-// and sequence numbers), with heartbeats. Wire format: docs/wire_protocol.md.
+// TCP implementation of Transport: framed, authenticated (HMAC handshake, sequence
+// numbers) and encrypted (AES-256-GCM; or only MAC'd when NetOptions::encryption is off),
+// with heartbeats and pre-authentication limits. Wire format: docs/wire_protocol.md.
 #pragma once
 
 #include <memory>

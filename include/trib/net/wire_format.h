@@ -16,7 +16,7 @@
 namespace trib::net {
 
 inline constexpr std::uint32_t kFrameMagic = 0x31425254;  // "TRB1" as bytes on the wire
-inline constexpr std::uint8_t kWireVersion = 1;
+inline constexpr std::uint8_t kWireVersion = 2;
 inline constexpr std::size_t kMacBytes = 16;
 
 enum class MessageType : std::uint8_t {
@@ -41,7 +41,10 @@ std::string_view message_type_name(MessageType type);
 
 enum FrameFlags : std::uint16_t {
   kFlagHasTensor = 1u << 0,  // payload starts with a tensor descriptor
-  kKnownFlags = kFlagHasTensor,
+  // The payload is encrypted (AES-256-GCM) and its 16-byte tag follows it, outside
+  // payload_length; the header's mac field is then zero. Must match the session's mode.
+  kFlagEncrypted = 1u << 1,
+  kKnownFlags = kFlagHasTensor | kFlagEncrypted,
 };
 
 // Host-side image of the 56-byte header.
@@ -59,6 +62,7 @@ struct FrameHeader {
 
   MessageType message_type() const { return static_cast<MessageType>(type); }
   bool has_tensor() const { return (flags & kFlagHasTensor) != 0; }
+  bool encrypted() const { return (flags & kFlagEncrypted) != 0; }
 };
 
 inline constexpr std::size_t kHeaderBytes = 56;

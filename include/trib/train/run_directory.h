@@ -19,6 +19,7 @@ class RunDirectory {
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path checkpoints() const { return path_ / "checkpoints"; }
 
+  // Writes config.yaml: `yaml` with its credentials redacted (config::redact_secrets).
   void write_config(const std::string& yaml);
   // Appends one line and flushes, so that a crash loses at most the line being written.
   void append_metrics(const EvalRow& row);

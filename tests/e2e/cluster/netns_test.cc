@@ -117,5 +117,64 @@ TEST(NetworkNamespaces, OneRolePerNamespaceTrainsToTheEnd) {
   EXPECT_TRUE(coordinator.printed("every worker finished")) << transcript(all);
 }
 
+// Allreduce across hosts: every worker listens for its peers and publishes where. Worker 0
+// is told --bind; worker 1 is told nothing and must publish the address of its interface
+// that reaches the coordinator, not 127.0.0.1 (nor the job's default).
+TEST(NetworkNamespaces, AllreduceWorkersOnTwoHostsFindEachOther) {
+  NamespaceLab lab;
+  if (std::string why = lab.create(); !why.empty())
+    GTEST_SKIP() << "skipping the multi-host test in network namespaces: " << why;
+  TempDir dir("netns_allreduce");
+  std::string secret = dir.file("secret", kSecretHex);
+  std::string yaml = tiny_job("cluster: {workers: 2}\n");
+  yaml.replace(yaml.find("strategy: {name: ps, mode: async}"), std::string("strategy: {name: ps, mode: async}").size(),
+               "strategy: {name: allreduce}");
+  std::string job = dir.file("job.yaml", yaml);
+  std::string coordinator_address = lab.host(0).address + ":7000";
+  Trib coordinator("coordinator",
+                   {"coordinator", job, "--listen", coordinator_address, "--secret-file", secret, "--output",
+                    (dir.path() / "run").string()},
+                   lab.exec_in(0));
+  ASSERT_TRUE(wait_until({&coordinator}, [&] { return coordinator.printed("waiting for"); }, 20s))
+      << coordinator.output();
+  Trib bound("worker0", {"worker", "--join", coordinator_address, "--bind", lab.host(1).address, "--index", "0",
+                         "--secret-file", secret},
+             lab.exec_in(1));
+  Trib unbound("worker1", {"worker", "--join", coordinator_address, "--index", "1", "--secret-file", secret},
+               lab.exec_in(2));
+  std::vector<Trib*> all{&coordinator, &bound, &unbound};
+  ASSERT_TRUE(wait_until(all, [&] { return coordinator.exited() && bound.exited() && unbound.exited(); }, 120s))
+      << transcript(all);
+  EXPECT_EQ(coordinator.exit_code(), 0) << transcript(all);
+  EXPECT_EQ(bound.exit_code(), 0) << transcript(all);
+  EXPECT_EQ(unbound.exit_code(), 0) << transcript(all);
+  EXPECT_TRUE(coordinator.printed("every worker finished")) << transcript(all);
+}
+
+// A parameter server told no --bind publishes the address facing the coordinator.
+TEST(NetworkNamespaces, ParameterServerWithoutBindPublishesTheAddressFacingTheCoordinator) {
+  NamespaceLab lab;
+  if (std::string why = lab.create(); !why.empty())
+    GTEST_SKIP() << "skipping the multi-host test in network namespaces: " << why;
+  TempDir dir("netns_autobind");
+  std::string secret = dir.file("secret", kSecretHex);
+  std::string job = dir.file("job.yaml", tiny_job("cluster: {ps: 1, workers: 1}\n"));
+  std::string coordinator_address = lab.host(0).address + ":7000";
+  Trib coordinator("coordinator",
+                   {"coordinator", job, "--listen", coordinator_address, "--secret-file", secret, "--output",
+                    (dir.path() / "run").string()},
+                   lab.exec_in(0));
+  ASSERT_TRUE(wait_until({&coordinator}, [&] { return coordinator.printed("waiting for"); }, 20s))
+      << coordinator.output();
+  Trib ps("ps", {"ps", "--join", coordinator_address, "--secret-file", secret}, lab.exec_in(1));
+  Trib worker("worker", {"worker", "--join", coordinator_address, "--secret-file", secret}, lab.exec_in(2));
+  std::vector<Trib*> all{&coordinator, &ps, &worker};
+  ASSERT_TRUE(wait_until(all, [&] { return coordinator.exited() && ps.exited() && worker.exited(); }, 120s))
+      << transcript(all);
+  EXPECT_EQ(ps.exit_code(), 0) << transcript(all);
+  EXPECT_EQ(worker.exit_code(), 0) << transcript(all);
+  EXPECT_TRUE(ps.printed("ps 0 serving at " + lab.host(1).address + ":")) << transcript(all);
+}
+
 }  // namespace
 }  // namespace trib::testing

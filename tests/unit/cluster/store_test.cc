@@ -22,6 +22,23 @@ TEST(MemoryStore, SetGetAddAndScan) {
   EXPECT_EQ(s.scan("ps/").size(), 2u);
 }
 
+TEST(MemoryStore, StaysWithinItsCapacityAndRefusesWhatWouldPassIt) {
+  MemoryStore s(100);
+  s.set("k", std::string(60, 'v'));
+  s.set("k", std::string(90, 'w'));  // replacing counts the new value only
+  try {
+    s.set("other", std::string(20, 'x'));
+    FAIL() << "the store grew past its capacity";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("more than its 100"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(s.try_get("other"));
+  s.set("k", "1");  // shrinking frees room
+  s.set("other", std::string(20, 'x'));
+  EXPECT_EQ(s.add("k", 2), 3);
+  EXPECT_THROW(s.add("other", 1), InvalidArgument);  // not a counter
+}
+
 TEST(MemoryStore, WaitReturnsWhenKeysAppear) {
   MemoryStore s;
   std::thread t([&] {

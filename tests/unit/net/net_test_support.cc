@@ -82,9 +82,16 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
 RawClient::RawClient(const std::string& address, const NetContext& context) {
   HostPort target = parse_host_port(address, "127.0.0.1");
   socket_ = connect_to(target, std::chrono::milliseconds(2000));
-  handshake_ = client_handshake(socket_.fd(), context, context.options().mac, target.to_string());
-  send_mac_ = std::make_unique<FrameMac>(handshake_.keys.mac, handshake_.keys.send);
-  receive_mac_ = std::make_unique<FrameMac>(handshake_.keys.mac, handshake_.keys.receive);
+  handshake_ = client_handshake(socket_.fd(), context, frame_protection(context.options()),
+                                target.to_string());
+  if (encrypts(handshake_.keys.mac)) {
+    send_cipher_ = std::make_unique<FrameCipher>(FrameCipher::Direction::seal, handshake_.keys.send);
+    receive_cipher_ =
+        std::make_unique<FrameCipher>(FrameCipher::Direction::open, handshake_.keys.receive);
+  } else {
+    send_mac_ = std::make_unique<FrameMac>(handshake_.keys.mac, handshake_.keys.send);
+    receive_mac_ = std::make_unique<FrameMac>(handshake_.keys.mac, handshake_.keys.receive);
+  }
 }
 
 std::vector<std::byte> RawClient::seal(const OutgoingFrame& frame) {
@@ -93,7 +100,20 @@ std::vector<std::byte> RawClient::seal(const OutgoingFrame& frame) {
 
 std::vector<std::byte> RawClient::seal_with_sequence(const OutgoingFrame& frame,
                                                      std::uint64_t sequence) {
+  if (send_cipher_) return encrypted_frame_bytes(frame, sequence, *send_cipher_);
   return seal_frame(frame, sequence, send_mac_.get()).to_bytes();
+}
+
+std::vector<std::byte> RawClient::as_session_frame(std::vector<std::byte> clear) {
+  if (!send_cipher_ || clear.size() < kHeaderBytes) return clear;
+  clear[offsetof(FrameHeader, flags)] |= static_cast<std::byte>(kFlagEncrypted);
+  FrameHeader h = decode_header_fields(std::span(clear).first<kHeaderBytes>());
+  send_cipher_->begin(h.sequence, header_for_mac(h));
+  auto payload = std::span(clear).subspan(kHeaderBytes);
+  send_cipher_->encrypt(payload, payload);
+  MacTag tag = send_cipher_->finish_seal();
+  clear.insert(clear.end(), tag.begin(), tag.end());
+  return clear;
 }
 
 void RawClient::send_bytes(std::span<const std::byte> bytes) {
@@ -104,7 +124,9 @@ void RawClient::send_bytes(std::span<const std::byte> bytes) {
 InboundFrame RawClient::read_frame(std::chrono::milliseconds timeout) {
   FrameReader reader(socket_.fd(), "test server", std::uint64_t{1} << 30);
   for (;;) {
-    InboundFrame frame = reader.read(receive_mac_.get(), ++receive_sequence_, timeout);
+    InboundFrame frame =
+        receive_cipher_ ? reader.read_encrypted(*receive_cipher_, ++receive_sequence_, timeout)
+                        : reader.read(receive_mac_.get(), ++receive_sequence_, timeout);
     if (frame.type() != MessageType::heartbeat) return frame;
   }
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "net/frame_cipher.h"
 #include "net/frame_mac.h"
 #include "net/frame_reader.h"
 #include "net/frame_writer.h"
@@ -72,6 +73,10 @@ class RawClient {
   // Seals with an explicit sequence number (does not advance the counter).
   std::vector<std::byte> seal_with_sequence(const OutgoingFrame& frame, std::uint64_t sequence);
   void send_bytes(std::span<const std::byte> bytes);
+  // A hand-made clear frame (header + payload) as this session carries it: on an encrypted
+  // session, flagged kFlagEncrypted, its payload encrypted and the tag appended, so that
+  // the server's checks after decryption see exactly the crafted bytes.
+  std::vector<std::byte> as_session_frame(std::vector<std::byte> clear);
   // Reads the next frame from the server (skipping heartbeats), verifying its MAC.
   InboundFrame read_frame(std::chrono::milliseconds timeout = std::chrono::milliseconds(3000));
   // Whether the server closed the socket within `timeout`.
@@ -82,7 +87,9 @@ class RawClient {
  private:
   Socket socket_;
   HandshakeResult handshake_;
+  // MAC-only or encrypted, as the handshake agreed.
   std::unique_ptr<FrameMac> send_mac_, receive_mac_;
+  std::unique_ptr<FrameCipher> send_cipher_, receive_cipher_;
   std::uint64_t send_sequence_ = 0;
   std::uint64_t receive_sequence_ = 0;
 };

@@ -10,16 +10,22 @@
 namespace trib::net {
 namespace {
 
-TEST(TcpMalformedFrames, EachClosesItsConnectionWithoutAllocatingAndServerSurvives) {
+// Encrypted sessions (the default) and MAC-only ones validate the same way.
+class TcpMalformedFrames : public ::testing::TestWithParam<bool> {};
+
+TEST_P(TcpMalformedFrames, EachClosesItsConnectionWithoutAllocatingAndServerSurvives) {
   testing::LogCapture log;
   testing::CountingAllocator allocator;
   NetOptions options = testing::fast_options();
+  options.encryption = GetParam();
   options.max_frame_bytes = 1 << 20;
   options.allocator = &allocator;
   auto server_ctx = testing::make_context("ps", 0, options, testing::test_secret(), &log);
   TcpTransport server(server_ctx);
   auto listener = server.listen("", {[](Message m, const PeerIdentity&) { return m; }});
-  auto client_ctx = testing::make_context("worker", 4);
+  NetOptions client_options = testing::fast_options();
+  client_options.encryption = GetParam();
+  auto client_ctx = testing::make_context("worker", 4, client_options);
   TcpTransport client(client_ctx);
   auto honest = client.connect(listener->address());
 
@@ -28,7 +34,7 @@ TEST(TcpMalformedFrames, EachClosesItsConnectionWithoutAllocatingAndServerSurviv
     if (crafted.valid() || crafted.name == "bad_truncated_payload") continue;  // see liveness
     SCOPED_TRACE(crafted.name);
     testing::RawClient raw(listener->address(), *client_ctx);
-    raw.send_bytes(crafted.bytes);
+    raw.send_bytes(raw.as_session_frame(crafted.bytes));
     EXPECT_TRUE(raw.closed_by_peer());
     ++rejected;
     EXPECT_TRUE(testing::eventually(
@@ -46,6 +52,11 @@ TEST(TcpMalformedFrames, EachClosesItsConnectionWithoutAllocatingAndServerSurviv
   honest->call(Message{1, "", Tensor::zeros(DType::f32, Shape{1000})});
   EXPECT_EQ(allocator.largest(), 4000u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, TcpMalformedFrames, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Encrypted" : "MacOnly";
+                         });
 
 }  // namespace
 }  // namespace trib::net

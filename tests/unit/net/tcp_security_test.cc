@@ -13,14 +13,17 @@ using namespace std::chrono_literals;
 using testing::LogCapture;
 using testing::RawClient;
 
-class TcpSecurityTest : public ::testing::Test {
+// Every test runs twice: with encrypted frames (the default) and with MAC-only frames
+// (security.encryption: false).
+class TcpSecurityTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
-    server_ctx_ = testing::make_context("ps", 0, testing::fast_options(), testing::test_secret(),
-                                        &log_);
+    NetOptions o = testing::fast_options();
+    o.encryption = GetParam();
+    server_ctx_ = testing::make_context("ps", 0, o, testing::test_secret(), &log_);
     server_ = std::make_unique<TcpTransport>(server_ctx_);
     listener_ = server_->listen("", {[](Message m, const PeerIdentity&) { return m; }});
-    client_ctx_ = testing::make_context("worker", 2);
+    client_ctx_ = testing::make_context("worker", 2, o);
   }
   OutgoingFrame request(std::uint64_t tag) {
     return OutgoingFrame{MessageType::request, 1, tag, std::as_bytes(std::span(body_)), nullptr};
@@ -40,11 +43,11 @@ class TcpSecurityTest : public ::testing::Test {
   std::string body_ = "payload";
 };
 
-TEST_F(TcpSecurityTest, ListensOnLoopbackByDefault) {
+TEST_P(TcpSecurityTest, ListensOnLoopbackByDefault) {
   EXPECT_EQ(listener_->address().rfind("127.0.0.1:", 0), 0u) << listener_->address();
 }
 
-TEST_F(TcpSecurityTest, ReplayedFrameIsRejectedAndCounted) {
+TEST_P(TcpSecurityTest, ReplayedFrameIsRejectedAndCounted) {
   RawClient raw(listener_->address(), *client_ctx_);
   auto frame = raw.seal(request(1));
   raw.send_bytes(frame);
@@ -56,7 +59,7 @@ TEST_F(TcpSecurityTest, ReplayedFrameIsRejectedAndCounted) {
   expect_server_still_serves();
 }
 
-TEST_F(TcpSecurityTest, ReorderedFramesAreRejected) {
+TEST_P(TcpSecurityTest, ReorderedFramesAreRejected) {
   RawClient raw(listener_->address(), *client_ctx_);
   auto first = raw.seal(request(1));
   auto second = raw.seal(request(2));
@@ -65,7 +68,7 @@ TEST_F(TcpSecurityTest, ReorderedFramesAreRejected) {
   EXPECT_EQ(stats().sequence_failures, 1u);
 }
 
-TEST_F(TcpSecurityTest, FrameWithOneFlippedByteIsRejectedAndCounted) {
+TEST_P(TcpSecurityTest, FrameWithOneFlippedByteIsRejectedAndCounted) {
   // Flip a byte in the payload, then in the header's tag: both break the MAC.
   for (std::size_t offset : {kHeaderBytes + 3, std::size_t{16}}) {
     RawClient raw(listener_->address(), *client_ctx_);
@@ -79,16 +82,47 @@ TEST_F(TcpSecurityTest, FrameWithOneFlippedByteIsRejectedAndCounted) {
   expect_server_still_serves();
 }
 
-TEST_F(TcpSecurityTest, FrameSealedWithTheWrongKeyIsRejected) {
+TEST_P(TcpSecurityTest, FrameSealedWithTheWrongKeyIsRejected) {
   RawClient raw(listener_->address(), *client_ctx_);
   SessionKey forged{};
-  FrameMac mac(MacAlgorithm::poly1305, forged);
-  raw.send_bytes(seal_frame(request(1), 1, &mac).to_bytes());
+  if (GetParam()) {
+    FrameCipher cipher(FrameCipher::Direction::seal, forged);
+    raw.send_bytes(encrypted_frame_bytes(request(1), 1, cipher));
+  } else {
+    FrameMac mac(MacAlgorithm::gmac_aes256, forged);
+    raw.send_bytes(seal_frame(request(1), 1, &mac).to_bytes());
+  }
   EXPECT_TRUE(raw.closed_by_peer());
   EXPECT_EQ(stats().mac_failures, 1u);
 }
 
-TEST_F(TcpSecurityTest, SkippingTheHandshakeIsRejected) {
+TEST_P(TcpSecurityTest, FrameInTheOtherModeIsRejected) {
+  // A clear frame on an encrypted session (or the reverse) is refused, never read as valid.
+  RawClient raw(listener_->address(), *client_ctx_);
+  SessionKey key = raw.handshake().keys.send;
+  if (GetParam()) {
+    FrameMac mac(MacAlgorithm::gmac_aes256, key);
+    raw.send_bytes(seal_frame(request(1), 1, &mac).to_bytes());
+  } else {
+    FrameCipher cipher(FrameCipher::Direction::seal, key);
+    raw.send_bytes(encrypted_frame_bytes(request(1), 1, cipher));
+  }
+  EXPECT_TRUE(raw.closed_by_peer());
+  EXPECT_EQ(stats().malformed_frames, 1u);
+  EXPECT_TRUE(log_.wait_for({"session", "worker 2"}));
+}
+
+TEST_P(TcpSecurityTest, PayloadIsNotReadableOnTheWireWhenEncrypted) {
+  RawClient raw(listener_->address(), *client_ctx_);
+  body_ = "a recognisable secret body, sasl.password=hunter2";
+  auto frame = raw.seal(request(1));
+  std::string wire(reinterpret_cast<const char*>(frame.data()), frame.size());
+  EXPECT_EQ(wire.find("sasl.password") == std::string::npos, GetParam());
+  raw.send_bytes(frame);
+  EXPECT_EQ(raw.read_frame().body, body_);  // and it still arrives intact
+}
+
+TEST_P(TcpSecurityTest, SkippingTheHandshakeIsRejected) {
   Socket s = connect_to(parse_host_port(listener_->address(), ""), 1000ms);
   auto frame = seal_frame(request(1), 1, nullptr).to_bytes();
   iovec iov{frame.data(), frame.size()};
@@ -98,7 +132,7 @@ TEST_F(TcpSecurityTest, SkippingTheHandshakeIsRejected) {
   expect_server_still_serves();
 }
 
-TEST_F(TcpSecurityTest, WrongSecretIsRejectedBeforeAnyRequestIsServed) {
+TEST_P(TcpSecurityTest, WrongSecretIsRejectedBeforeAnyRequestIsServed) {
   auto intruder_ctx = testing::make_context("worker", 7, testing::fast_options(),
                                             testing::other_secret());
   TcpTransport intruder(intruder_ctx);
@@ -114,10 +148,14 @@ TEST_F(TcpSecurityTest, WrongSecretIsRejectedBeforeAnyRequestIsServed) {
   expect_server_still_serves();
 }
 
-TEST_F(TcpSecurityTest, EveryMacAlgorithmCanBeChosenPerConnection) {
+TEST_P(TcpSecurityTest, EveryProtectionTheServerAllowsCanBeChosenPerConnection) {
   TcpTransport client(client_ctx_);
-  for (MacAlgorithm mac : {MacAlgorithm::poly1305, MacAlgorithm::gmac_aes256,
-                           MacAlgorithm::hmac_sha256}) {
+  std::vector<MacAlgorithm> allowed{MacAlgorithm::aes256_gcm};
+  if (!GetParam()) {
+    allowed.insert(allowed.end(), {MacAlgorithm::poly1305, MacAlgorithm::gmac_aes256,
+                                   MacAlgorithm::hmac_sha256});
+  }
+  for (MacAlgorithm mac : allowed) {
     ConnectOptions options;
     options.mac = mac;
     auto conn = client.connect(listener_->address(), {}, options);
@@ -126,6 +164,27 @@ TEST_F(TcpSecurityTest, EveryMacAlgorithmCanBeChosenPerConnection) {
     EXPECT_EQ(reply.tensor.span<float>()[999], 2.0f) << mac_algorithm_name(mac);
   }
 }
+
+TEST_P(TcpSecurityTest, ServerThatEncryptsRefusesAClientThatWouldNot) {
+  if (!GetParam()) GTEST_SKIP() << "the MAC-only server accepts either";
+  TcpTransport client(client_ctx_);
+  ConnectOptions clear;
+  clear.mac = MacAlgorithm::gmac_aes256;
+  try {
+    client.connect(listener_->address(), {}, clear);
+    FAIL() << "a MAC-only client was accepted by a server that requires encryption";
+  } catch (const Unauthenticated& e) {
+    EXPECT_NE(std::string(e.what()).find("requires encrypted frames"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(stats().connections_opened, 0u);
+  expect_server_still_serves();
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, TcpSecurityTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Encrypted" : "MacOnly";
+                         });
 
 }  // namespace
 }  // namespace trib::net

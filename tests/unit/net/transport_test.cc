@@ -264,3 +264,28 @@ TYPED_TEST(TransportTest, LocalCloseFailsPendingAndRefusesNewRequests) {
 
 }  // namespace
 }  // namespace trib::net
+
+namespace trib::net {
+namespace {
+
+TYPED_TEST(TransportTest, RequestOverItsMethodsLimitClosesTheConnectionBeforeItIsRead) {
+  std::atomic<int> served{0};
+  Handlers h{[&](Message m, const PeerIdentity&) {
+    ++served;
+    return m;
+  }};
+  h.request_limit = [](std::uint32_t method) -> std::uint64_t { return method == 7 ? 1000 : 1 << 20; };
+  auto listener = this->serve(std::move(h));
+  auto conn = this->connect(*listener);
+  EXPECT_EQ(conn->call(Message{8, std::string(5000, 'x'), {}}).body.size(), 5000u);  // no limit
+  EXPECT_EQ(conn->call(Message{7, std::string(900, 'x'), {}}).body.size(), 900u);     // under
+  Tensor big = Tensor::zeros(DType::f32, Shape{1000});                                  // 4000 bytes
+  EXPECT_THROW(conn->call(Message{7, "", big}), Unavailable);
+  EXPECT_TRUE(testing::eventually([&] { return !conn->is_open(); }));
+  EXPECT_EQ(served.load(), 2);
+  EXPECT_TRUE(this->server_log_.wait_for({"worker 3", "limit is 1000"}) ||
+              this->server_log_.wait_for({"worker 3", "at most 1000"}));
+}
+
+}  // namespace
+}  // namespace trib::net
