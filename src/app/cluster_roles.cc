@@ -13,6 +13,7 @@
 #include "trib/cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
+#include "app/net_log.h"
 #include "app/train_job.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
@@ -40,19 +41,20 @@ net::NetOptions net_options(const config::ClusterConfig& c) {
 
 namespace {
 
-std::shared_ptr<net::Transport> transport_for(const std::string& role, const RoleArgs& args, const net::NetOptions& o) {
-  auto ctx = net::NetContext::create(load_secret(args.secret_file), net::PeerIdentity{role, 0, ""}, o);
+std::shared_ptr<net::Transport> transport_for(const std::string& role, const RoleArgs& args, const net::NetOptions& o,
+                                              const Log& log) {
+  auto ctx = net::NetContext::create(load_secret(args.secret_file), net::PeerIdentity{role, 0, ""}, o, net_log_sink(log));
   return std::make_shared<net::TcpTransport>(ctx);
 }
 
 // Joins the coordinator, trying until --timeout; no single attempt may outlast it either.
-std::unique_ptr<cluster::Member> join(const std::string& role, const RoleArgs& args) {
+std::unique_ptr<cluster::Member> join(const std::string& role, const RoleArgs& args, const Log& log) {
   TRIB_CHECK(args.timeout_s > 0, InvalidArgument, "--timeout must be at least 1 second, got {}", args.timeout_s);
   std::chrono::milliseconds timeout = std::chrono::seconds(args.timeout_s);
   net::NetOptions bootstrap;
   bootstrap.connect_timeout = std::min(bootstrap.connect_timeout, timeout);
   bootstrap.handshake_timeout = std::min(bootstrap.handshake_timeout, timeout);
-  auto member = std::make_unique<cluster::Member>(transport_for(role, args, bootstrap), args.join, role, timeout, args.index);
+  auto member = std::make_unique<cluster::Member>(transport_for(role, args, bootstrap, log), args.join, role, timeout, args.index);
   const cluster::Membership& m = member->membership();
   // A launch whose split disagrees with the job would leave roles waiting for each other;
   // leaving now makes the coordinator stop the job and tell everyone.
@@ -127,8 +129,8 @@ std::string ps_address(cluster::Member& member, int p, std::chrono::seconds time
 
 }  // namespace
 
-int run_ps_role(const RoleArgs& args) {
-  std::unique_ptr<cluster::Member> member = join("ps", args);
+int run_ps_role(const RoleArgs& args, const Log& log) {
+  std::unique_ptr<cluster::Member> member = join("ps", args, log);
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
   ps::PsServer server(strategy::ps_server_options(job, m.index, m.workers));
@@ -137,7 +139,7 @@ int run_ps_role(const RoleArgs& args) {
   net::NetOptions serving_options = net_options(job.cluster);
   serving_options.allocator = receive_pool.get();
   serving_options.max_frame_bytes = std::min(serving_options.max_frame_bytes, server.max_request_bytes());
-  auto serving = transport_for("ps", args, serving_options);
+  auto serving = transport_for("ps", args, serving_options, log);
   net::Handlers h;
   h.on_request = [&server](net::Message req, const net::PeerIdentity& from) { return server.handle(std::move(req), from); };
   // With a static spec, server i listens on the port its entry lists; else any free port.
@@ -147,16 +149,15 @@ int run_ps_role(const RoleArgs& args) {
   std::string bound = listener->address();
   std::string address = host_port(reachable_host(bind, args.join), std::stoi(bound.substr(bound.rfind(':') + 1)));
   member->store().set(fmt::format("ps/{}/address", m.index), address);
-  fmt::print("ps {} serving at {} ({} mode)\n", m.index, address, config::to_string(job.strategy.mode));
-  std::fflush(stdout);
+  log.info("ps {} serving at {} ({} mode)", m.index, address, config::to_string(job.strategy.mode));
   while (!member->wait_for_shutdown(1s)) {
   }
   member->leave();
   return 0;
 }
 
-int run_worker_role(const RoleArgs& args) {
-  std::unique_ptr<cluster::Member> member = join("worker", args);
+int run_worker_role(const RoleArgs& args, const Log& log) {
+  std::unique_ptr<cluster::Member> member = join("worker", args, log);
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
 
@@ -164,13 +165,14 @@ int run_worker_role(const RoleArgs& args) {
   o.job = job;
   o.output = m.run_dir;
   o.resume = m.resume;
+  o.progress = args.progress_lines ? train::ProgressMode::lines : train::ProgressMode::plain;
   o.distribution.worker_index = m.index;
   o.distribution.workers = m.workers;
   // Stream jobs: workers hand their Kafka offsets to the chief through the coordinator's store.
   o.distribution.publish = [&member](const std::string& key, const std::string& value) { member->store().set(key, value); };
   o.distribution.lookup = [&member](const std::string& key) { return member->store().try_get(key); };
 
-  auto data_plane = transport_for("worker", args, net_options(job.cluster));
+  auto data_plane = transport_for("worker", args, net_options(job.cluster), log);
   strategy::WorkerLinks links{m.index, m.workers, {}, nullptr};
   if (job.strategy.name == config::StrategyName::ps) {
     if (m.index == 0) {
@@ -203,7 +205,7 @@ int run_worker_role(const RoleArgs& args) {
   return 0;
 }
 
-int run_node_role(const NodeArgs& args) {
+int run_node_role(const NodeArgs& args, const Log& log) {
   cluster::LauncherRank r = cluster::launcher_rank();
   // The launch's size: the launcher's, or --size where the launcher gives none (a
   // Kubernetes indexed Job), or else unknown until the coordinator hands out the job.
@@ -227,13 +229,12 @@ int run_node_role(const NodeArgs& args) {
     role.join = *master;
   }
   bool server = r.rank < args.ps;
-  fmt::print("node: rank {}{} ({}) is a {}\n", r.rank, size < 0 ? "" : fmt::format(" of {}", size), r.launcher,
-             server ? "parameter server" : "worker");
-  std::fflush(stdout);
+  log.info("node: rank {}{} ({}) is a {}", r.rank, size < 0 ? "" : fmt::format(" of {}", size), r.launcher,
+           server ? "parameter server" : "worker");
   role.expected_ps = args.ps;
   role.expected_workers = size < 0 ? -1 : size - args.ps;
   if (role.index < 0) role.index = server ? r.rank : r.rank - args.ps;  // rank order is role order
-  return server ? run_ps_role(role) : run_worker_role(role);
+  return server ? run_ps_role(role, log) : run_worker_role(role, log);
 }
 
 }  // namespace trib::app

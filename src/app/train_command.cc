@@ -8,18 +8,34 @@
 #include "app/builtin_stream.h"
 #include "app/cluster_roles.h"
 #include "app/commands.h"
+#include "app/failed_run.h"
+#include "app/net_log.h"
 #include "app/train_job.h"
 #include "trib/cluster/coordinator.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
+#include "trib/train/dataset_batch_source.h"
+#include "trib/train/datasets.h"
 #include "trib/train/progress.h"
 #include "trib/train/run_directory.h"
 #include "trib/train/trainer.h"
 
 namespace trib::app {
 
-int run_train(const TrainArgs& args) {
+namespace {
+
+// What a cluster job's processes would each refuse, checked once here before any starts: the
+// data files and that each worker's shard holds a batch.
+void check_before_launch(const config::JobConfig& job) {
+  if (job.data.stream()) return;
+  train::Datasets data = train::load_datasets(job.data, job.model);
+  train::steps_per_epoch(data.train->size(), job, job.cluster.workers);
+}
+
+}  // namespace
+
+int run_train(const TrainArgs& args, const Log& log) {
   train::TrainerOptions o;
   o.job = config::load_job_config(args.config, args.overrides);
   TRIB_CHECK(args.resume.empty() || args.output.empty() || args.resume == args.output, InvalidArgument,
@@ -31,10 +47,17 @@ int run_train(const TrainArgs& args) {
   } else {
     o.output = args.output.empty() ? train::RunDirectory::default_path(o.job.name) : std::filesystem::path(args.output);
   }
-  o.interactive = train::Progress::is_terminal(stdout);
+  const bool terminal = train::Progress::is_terminal(stdout);
+  o.progress = terminal ? train::ProgressMode::terminal : train::ProgressMode::plain;
   BuiltinStream builtin(o.job);  // a stream job without a broker: one here, fed by a generator
+  FailedRunCleanup cleanup(o.output, o.resume);
   if (!o.job.cluster.enabled) {
-    train_job(o);
+    try {
+      train_job(o);
+    } catch (...) {
+      if (std::string note = cleanup.after_failure(args.config); !note.empty()) log.info("{}", note);
+      throw;
+    }
     return 0;
   }
   // A cluster on this machine: its workers share the cores. Left to choose (intra 0), each
@@ -43,12 +66,13 @@ int run_train(const TrainArgs& args) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int each = std::max(1, cores / o.job.cluster.workers);
     o.job = config::parse_job_config(o.job.resolved_yaml, o.job.source_file, {fmt::format("threads.intra={}", each)});
-    fmt::print("local cluster: {} worker(s) share {} core(s): threads.intra={} each (set threads.intra to choose)\n",
-               o.job.cluster.workers, cores, each);
+    log.info("local cluster: {} worker(s) share {} core(s): threads.intra={} each (set threads.intra to choose)",
+             o.job.cluster.workers, cores, each);
   }
   // Check what can be checked before starting processes.
   if (o.resume) train::check_resumable(o.output);
   else train::RunDirectory::check_new(o.output);
+  check_before_launch(o.job);
   cluster::LocalClusterOptions lc;
   lc.executable = std::filesystem::read_symlink("/proc/self/exe").string();
   lc.job_yaml = o.job.resolved_yaml;
@@ -57,28 +81,33 @@ int run_train(const TrainArgs& args) {
   lc.ps = o.job.cluster.ps;
   lc.workers = o.job.cluster.workers;
   lc.net = net_options(o.job.cluster);
-  return cluster::run_local_cluster(lc);
+  lc.live = terminal;
+  lc.log_level = log.level();
+  int code = cluster::run_local_cluster(lc);
+  if (code != 0)
+    if (std::string note = cleanup.after_failure(args.config); !note.empty()) log.info("{}", note);
+  return code;
 }
 
-int run_coordinator(const CoordinatorArgs& args) {
+int run_coordinator(const CoordinatorArgs& args, const Log& log) {
   config::JobConfig job = config::load_job_config(args.config, args.overrides);
   TRIB_CHECK(job.cluster.enabled, InvalidArgument, "config {}: the coordinator needs a cluster section", args.config);
   if (!std::filesystem::exists(args.secret_file)) {
     std::ofstream(args.secret_file) << net::ClusterSecret::generate().to_hex() << "\n";
     std::filesystem::permissions(args.secret_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-    fmt::print("wrote a new cluster secret to {}: copy it to every host of the job\n", args.secret_file);
+    log.info("wrote a new cluster secret to {}: copy it to every host of the job", args.secret_file);
   }
   auto ctx = net::NetContext::create(net::ClusterSecret::from_file(args.secret_file),
-                                     net::PeerIdentity{"coordinator", 0, ""}, net_options(job.cluster));
+                                     net::PeerIdentity{"coordinator", 0, ""}, net_options(job.cluster),
+                                     net_log_sink(log));
   auto transport = std::make_shared<net::TcpTransport>(ctx);
   std::string run_dir = args.output.empty() ? train::RunDirectory::default_path(job.name).string() : args.output;
   // --listen may differ from a spec's coordinator: 0.0.0.0:7000 on the host the spec names.
   std::string listen = args.listen.empty() ? job.cluster.coordinator : args.listen;
   cluster::Coordinator coordinator(transport, {listen, job.resolved_yaml, run_dir, false, job.cluster.ps,
                                                job.cluster.workers});
-  fmt::print("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)\n",
-             coordinator.address(), job.cluster.ps, job.cluster.workers);
-  std::fflush(stdout);
+  log.info("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)", coordinator.address(),
+           job.cluster.ps, job.cluster.workers);
   // Wait in short slices so that connections refused for a wrong secret are reported as
   // they come (each is also logged with its address); the job itself is not disturbed.
   cluster::Outcome outcome;
@@ -91,14 +120,13 @@ int run_coordinator(const CoordinatorArgs& args) {
     }
     if (std::uint64_t n = ctx->stats().auth_failures.load(); n != refused) {
       refused = n;
-      fmt::print("coordinator: {} connection(s) refused so far for a wrong cluster secret\n", refused);
-      std::fflush(stdout);
+      log.warn("coordinator: {} connection(s) refused so far for a wrong cluster secret", refused);
     }
   }
   coordinator.shutdown_members();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   TRIB_CHECK(outcome.ok, Error, "the job failed: {}", outcome.failure);
-  fmt::print("every worker finished\n");
+  log.info("every worker finished");
   return 0;
 }
 

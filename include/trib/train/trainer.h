@@ -20,7 +20,7 @@ struct TrainerOptions {
   config::JobConfig job;
   std::filesystem::path output;  // the run directory
   bool resume = false;           // continue from the newest valid checkpoint in output
-  bool interactive = false;      // a live progress line instead of plain log lines
+  ProgressMode progress = ProgressMode::plain;  // a live line on a terminal; see progress.h
   std::FILE* log = stdout;
   // Called after every applied step with the step number (1-based) and its loss; for tests
   // and tools that want every loss, not just the evaluations.
