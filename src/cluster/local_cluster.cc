@@ -138,8 +138,9 @@ int run_local_cluster(const LocalClusterOptions& o) {
   Supervisor sup(board);
   std::map<std::string, std::string> env{{kSecretEnv, secret.to_hex()}};
   auto argv = [&](const char* role, int i) {
-    std::vector<std::string> a{o.executable, "--log-level", std::string(to_string(o.log_level)), role,
-                               "--join",     coordinator.address(), "--index", std::to_string(i)};
+    // `trib worker ... --index 1 --log-level info`: the role first, as an operator types it (and greps for it).
+    std::vector<std::string> a{o.executable, role,        "--join", coordinator.address(), "--index", std::to_string(i),
+                               "--log-level", std::string(to_string(o.log_level))};
     if (o.live && std::string_view(role) == "worker") a.push_back("--progress-lines");
     return a;
   };
