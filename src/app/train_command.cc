@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "app/builtin_stream.h"
 #include "app/cluster_roles.h"
 #include "app/commands.h"
 #include "app/failed_run.h"
+#include "app/interrupt_cleanup.h"
 #include "app/net_log.h"
 #include "app/train_job.h"
 #include "trib/cluster/coordinator.h"
@@ -49,8 +51,11 @@ int run_train(const TrainArgs& args, const Log& log) {
   }
   const bool terminal = train::Progress::is_terminal(stdout);
   o.progress = terminal ? train::ProgressMode::terminal : train::ProgressMode::plain;
-  BuiltinStream builtin(o.job);  // a stream job without a broker: one here, fed by a generator
   FailedRunCleanup cleanup(o.output, o.resume);
+  // Single-process: Ctrl-C cleans up too (before any thread starts; a cluster's launcher has its own).
+  std::optional<InterruptCleanup> interrupted;
+  if (!o.job.cluster.enabled) interrupted.emplace(cleanup, args.config, log);
+  BuiltinStream builtin(o.job);  // a stream job without a broker: one here, fed by a generator
   if (!o.job.cluster.enabled) {
     try {
       train_job(o);
