@@ -35,7 +35,7 @@ std::string FailedRunCleanup::after_failure(const std::string& config_file) cons
     fs::remove_all(dir_, ec);
   }
   if (ec) return fmt::format("could not remove the run directory {} of the failed run: {}", dir_.string(), ec.message());
-  return fmt::format("removed the run directory {}: the failed run left no checkpoint", dir_.string());
+  return fmt::format("removed the run directory {}: it held no checkpoint to resume from", dir_.string());
 }
 
 }  // namespace trib::app
