@@ -165,7 +165,7 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
   o.job = job;
   o.output = m.run_dir;
   o.resume = m.resume;
-  o.progress = args.progress_lines ? train::ProgressMode::lines : train::ProgressMode::plain;
+  o.progress_lines = args.progress_lines;
   o.distribution.worker_index = m.index;
   o.distribution.workers = m.workers;
   // Stream jobs: workers hand their Kafka offsets to the chief through the coordinator's store.

@@ -50,7 +50,7 @@ int run_train(const TrainArgs& args, const Log& log) {
     o.output = args.output.empty() ? train::RunDirectory::default_path(o.job.name) : std::filesystem::path(args.output);
   }
   const bool terminal = train::Progress::is_terminal(stdout);
-  o.progress = terminal ? train::ProgressMode::terminal : train::ProgressMode::plain;
+  o.interactive = terminal;
   FailedRunCleanup cleanup(o.output, o.resume);
   // Single-process: Ctrl-C cleans up too (before any thread starts; a cluster's launcher has its own).
   std::optional<InterruptCleanup> interrupted;

@@ -45,10 +45,6 @@ class SignalGuard {
   struct sigaction old_int_ {}, old_term_ {};
 };
 
-// What a failing child says last ("trib: error: ..."): held back, so that the launcher
-// reports the one error that stopped the job, naming its process, and not every worker's.
-constexpr std::string_view kErrorPrefix = "trib: error: ";
-
 class Supervisor {
  public:
   explicit Supervisor(ProgressBoard& board) : board_(board) {}
@@ -60,10 +56,7 @@ class Supervisor {
   ChildProcess* pump() {
     ChildProcess* failed = nullptr;
     for (auto& c : children_) {
-      for (const std::string& line : c->read_lines()) {
-        if (line.starts_with(kErrorPrefix)) errors_[c->name()] = line.substr(kErrorPrefix.size());
-        else board_.child_line(c->name(), line);
-      }
+      for (const std::string& line : c->read_lines()) board_.child_line(c->name(), line);
       if (c->poll_exit() && !c->succeeded() && failed == nullptr && failed_ == nullptr) {
         failed = failed_ = c.get();
         board_.stopping(c->name());
@@ -75,9 +68,9 @@ class Supervisor {
 
   // "worker1 (pid 12): the batch ... (exited with status 1)"
   std::string describe_failure(const ChildProcess& c) const {
-    auto e = errors_.find(c.name());
-    if (e == errors_.end()) return fmt::format("{} (pid {}) {}", c.name(), c.pid(), c.describe_exit());
-    return fmt::format("{} (pid {}): {} ({})", c.name(), c.pid(), e->second, c.describe_exit());
+    std::string error = board_.error_of(c.name());
+    if (error.empty()) return fmt::format("{} (pid {}) {}", c.name(), c.pid(), c.describe_exit());
+    return fmt::format("{} (pid {}): {} ({})", c.name(), c.pid(), error, c.describe_exit());
   }
 
   // "ps0 (pid 12), worker0 (pid 13)"
@@ -112,7 +105,6 @@ class Supervisor {
  private:
   ProgressBoard& board_;
   std::vector<std::unique_ptr<ChildProcess>> children_;
-  std::map<std::string, std::string> errors_;  // by child
   ChildProcess* failed_ = nullptr;
 };
 

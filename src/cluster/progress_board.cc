@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,8 @@ std::string duration(double s) {
   if (t >= 3600) return fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60);
   return fmt::format("{}:{:02}", t / 60, t % 60);
 }
+
+constexpr std::string_view kErrorPrefix = "trib: error: ";
 
 bool is_transport_line(const std::string& text) { return text.find("[trib.net]") != std::string::npos; }
 
@@ -40,6 +43,10 @@ void ProgressBoard::draw() {
 
 void ProgressBoard::child_line(const std::string& child, const std::string& text) {
   std::lock_guard lock(mu_);
+  if (text.starts_with(kErrorPrefix)) {
+    errors_[child] = text.substr(kErrorPrefix.size());
+    return;
+  }
   if (stopping_ && child != heard_) return;
   if (live_ && !stopping_) {
     if (std::optional<ProgressSample> s = parse_progress_line(text)) {
@@ -101,6 +108,12 @@ void ProgressBoard::finish() {
 
 // The slowest worker sets step, epoch and ETA (the job ends when it does); throughput is the
 // sum over workers, loss their mean.
+std::string ProgressBoard::error_of(const std::string& child) const {
+  std::lock_guard lock(mu_);
+  auto e = errors_.find(child);
+  return e == errors_.end() ? "" : e->second;
+}
+
 std::string ProgressBoard::live_line() const {
   std::lock_guard lock(mu_);
   return live_line_locked();

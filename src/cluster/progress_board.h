@@ -4,6 +4,9 @@
 // whatever else is printed. In a log (not a terminal) there is no live line: progress lines
 // are printed like any other, prefixed.
 //
+// A child's error line ("trib: error: ...") is not printed but kept: the launcher reports
+// the one error that stopped the job, naming its process, and not every worker's.
+//
 // Once the launcher is stopping the job, only the process that failed is still heard: the
 // others' teardown (connections the coordinator closed) would bury the one error that counts.
 // A process's death is seen by its peers' transports (a reset connection) before the
@@ -40,6 +43,9 @@ class ProgressBoard {
   // Clears the live line (the job ended).
   void finish();
 
+  // What `child` last reported as its error (without "trib: error: "); "" if nothing.
+  std::string error_of(const std::string& child) const;
+
   // The live line as drawn now, without terminal control characters; "" before any sample.
   std::string live_line() const;
 
@@ -65,6 +71,7 @@ class ProgressBoard {
   bool stopping_ = false;
   std::string heard_;
   std::map<std::string, ProgressSample> samples_;  // by worker name
+  std::map<std::string, std::string> errors_;      // by child
 };
 
 }  // namespace trib::cluster

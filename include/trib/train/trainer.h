@@ -20,12 +20,15 @@ struct TrainerOptions {
   config::JobConfig job;
   std::filesystem::path output;  // the run directory
   bool resume = false;           // continue from the newest valid checkpoint in output
-  ProgressMode progress = ProgressMode::plain;  // a live line on a terminal; see progress.h
+  bool interactive = false;      // a live progress line instead of plain log lines
   std::FILE* log = stdout;
   // Called after every applied step with the step number (1-based) and its loss; for tests
   // and tools that want every loss, not just the evaluations.
   std::function<void(std::int64_t step, double loss)> on_step;
   Distribution distribution;
+  // Progress as machine-readable lines for a local-cluster launcher's live line (progress.h);
+  // overrides `interactive`.
+  bool progress_lines = false;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data

@@ -102,6 +102,16 @@ TEST(ProgressBoard, StoppingHearsOnlyTheFailedProcess) {
   EXPECT_TRUE(text.ends_with("stopping the cluster\n")) << text;
 }
 
+TEST(ProgressBoard, ErrorsAreKeptNotPrinted) {
+  Captured out;
+  ProgressBoard board(out.file(), false);
+  board.child_line("worker0", "trib: error: training.batch 100000 is larger than a worker's share");
+  board.child_line("worker1", "trib: error: training.batch 100000 is larger than a worker's share");
+  EXPECT_EQ(out.text(), "");
+  EXPECT_EQ(board.error_of("worker1"), "training.batch 100000 is larger than a worker's share");
+  EXPECT_EQ(board.error_of("ps0"), "");
+}
+
 // A killed worker's peers see their connections reset before the launcher sees it exit: those
 // transport lines are held, and dropped when the job turns out to be stopping.
 TEST(ProgressBoard, TransportLinesAreHeldThenDroppedWhenStopping) {
