@@ -33,6 +33,11 @@ int run_cli(int argc, char** argv) {
                        "Print the version, the commit and the versions of oneDNN and librdkafka");
   // --help shows each option's default; subcommands copy this when they are added.
   app.option_defaults()->always_capture_default();
+  // Options of `trib` itself may also come after the subcommand: `trib train JOB --log-level debug`.
+  app.fallthrough();
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "log lines from this level up: debug, info, warn, error or off")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error", "off"}));
 
   TrainArgs train;
   CLI::App* train_cmd = app.add_subcommand("train", "Train the model a job file describes");
@@ -64,6 +69,8 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   node_cmd->add_option("--join", node_args.role.join, "the coordinator's HOST:PORT (default: $MASTER_ADDR:$MASTER_PORT)");
   ps_cmd->add_option("--join", ps_args.join, "the coordinator's HOST:PORT")->required();
+  worker_cmd->add_flag("--progress-lines", worker_args.progress_lines,
+                       "print progress as machine-readable lines (for a local-cluster launcher)");
   worker_cmd->add_option("--join", worker_args.join, "the coordinator's HOST:PORT")->required();
   for (auto [cmd, a] : {std::pair{ps_cmd, &ps_args}, std::pair{worker_cmd, &worker_args},
                         std::pair{node_cmd, &node_args.role}}) {
@@ -124,13 +131,15 @@ int run_cli(int argc, char** argv) {
   }
 
   try {
-    if (*train_cmd) return run_train(train);
+    // Logs go to stderr, with timestamps; what people read (progress, tables) to stdout.
+    Log log("trib", parse_log_level(log_level));
+    if (*train_cmd) return run_train(train, log);
     if (*eval_cmd) return run_eval(eval);
     if (*inspect_cmd) return run_inspect(inspect_path);
-    if (*ps_cmd) return run_ps_role(ps_args);
-    if (*worker_cmd) return run_worker_role(worker_args);
-    if (*node_cmd) return run_node_role(node_args);
-    if (*coord_cmd) return run_coordinator(coord);
+    if (*ps_cmd) return run_ps_role(ps_args, log);
+    if (*worker_cmd) return run_worker_role(worker_args, log);
+    if (*node_cmd) return run_node_role(node_args, log);
+    if (*coord_cmd) return run_coordinator(coord, log);
     if (*broker_cmd) return run_broker(broker);
     if (*produce_cmd) return run_produce(produce);
   } catch (const InvalidArgument& e) {

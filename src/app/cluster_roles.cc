@@ -13,6 +13,7 @@
 #include "trib/cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
+#include "app/net_log.h"
 #include "app/train_job.h"
 #include "trib/net/host_port.h"
 #include "trib/net/net_context.h"
@@ -40,21 +41,22 @@ net::NetOptions net_options(const config::JobConfig& job) {
 
 namespace {
 
-std::shared_ptr<net::Transport> transport_for(const std::string& role, const RoleArgs& args, const net::NetOptions& o) {
+std::shared_ptr<net::Transport> transport_for(const std::string& role, const RoleArgs& args, const net::NetOptions& o,
+                                              const Log& log) {
   net::NetOptions with_retry = o;  // a server not up yet, or busy with idle connections
   with_retry.connect_retry = std::chrono::seconds(args.timeout_s);
-  auto ctx = net::NetContext::create(load_secret(args), net::PeerIdentity{role, 0, ""}, with_retry);
+  auto ctx = net::NetContext::create(load_secret(args), net::PeerIdentity{role, 0, ""}, with_retry, net_log_sink(log));
   return std::make_shared<net::TcpTransport>(ctx);
 }
 
 // Joins the coordinator, trying until --timeout; no single attempt may outlast it either.
-std::unique_ptr<cluster::Member> join(const std::string& role, const RoleArgs& args) {
+std::unique_ptr<cluster::Member> join(const std::string& role, const RoleArgs& args, const Log& log) {
   TRIB_CHECK(args.timeout_s > 0, InvalidArgument, "--timeout must be at least 1 second, got {}", args.timeout_s);
   std::chrono::milliseconds timeout = std::chrono::seconds(args.timeout_s);
   net::NetOptions bootstrap;
   bootstrap.connect_timeout = std::min(bootstrap.connect_timeout, timeout);
   bootstrap.handshake_timeout = std::min(bootstrap.handshake_timeout, timeout);
-  auto member = std::make_unique<cluster::Member>(transport_for(role, args, bootstrap), args.join, role, timeout, args.index);
+  auto member = std::make_unique<cluster::Member>(transport_for(role, args, bootstrap, log), args.join, role, timeout, args.index);
   const cluster::Membership& m = member->membership();
   // A launch whose split disagrees with the job would leave roles waiting for each other;
   // leaving now makes the coordinator stop the job and tell everyone.
@@ -139,8 +141,8 @@ std::string ps_address(cluster::Member& member, int p, std::chrono::seconds time
 
 }  // namespace
 
-int run_ps_role(const RoleArgs& args) {
-  std::unique_ptr<cluster::Member> member = join("ps", args);
+int run_ps_role(const RoleArgs& args, const Log& log) {
+  std::unique_ptr<cluster::Member> member = join("ps", args, log);
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
   ps::PsServer server(strategy::ps_server_options(job, m.index, m.workers));
@@ -149,7 +151,7 @@ int run_ps_role(const RoleArgs& args) {
   net::NetOptions serving_options = net_options(job);
   serving_options.allocator = receive_pool.get();
   serving_options.max_frame_bytes = std::min(serving_options.max_frame_bytes, server.max_request_bytes());
-  auto serving = transport_for("ps", args, serving_options);
+  auto serving = transport_for("ps", args, serving_options, log);
   net::Handlers h;
   h.on_request = [&server](net::Message req, const net::PeerIdentity& from) { return server.handle(std::move(req), from); };
   // With a static spec, server i listens on the port its entry lists; else any free port.
@@ -158,16 +160,15 @@ int run_ps_role(const RoleArgs& args) {
   auto listener = serving->listen(net::format_host_port(bind, listed ? job.cluster.spec.ps[m.index].port : 0), std::move(h));
   std::string address = published_address(bind, args, listener->address());
   member->store().set(fmt::format("ps/{}/address", m.index), address);
-  fmt::print("ps {} serving at {} ({} mode)\n", m.index, address, config::to_string(job.strategy.mode));
-  std::fflush(stdout);
+  log.info("ps {} serving at {} ({} mode)", m.index, address, config::to_string(job.strategy.mode));
   while (!member->wait_for_shutdown(1s)) {
   }
   member->leave();
   return 0;
 }
 
-int run_worker_role(const RoleArgs& args) {
-  std::unique_ptr<cluster::Member> member = join("worker", args);
+int run_worker_role(const RoleArgs& args, const Log& log) {
+  std::unique_ptr<cluster::Member> member = join("worker", args, log);
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
 
@@ -175,13 +176,14 @@ int run_worker_role(const RoleArgs& args) {
   o.job = job;
   o.output = m.run_dir;
   o.resume = m.resume;
+  o.progress_lines = args.progress_lines;
   o.distribution.worker_index = m.index;
   o.distribution.workers = m.workers;
   // Stream jobs: workers hand their Kafka offsets to the chief through the coordinator's store.
   o.distribution.publish = [&member](const std::string& key, const std::string& value) { member->store().set(key, value); };
   o.distribution.lookup = [&member](const std::string& key) { return member->store().try_get(key); };
 
-  auto data_plane = transport_for("worker", args, net_options(job));
+  auto data_plane = transport_for("worker", args, net_options(job), log);
   strategy::WorkerLinks links{m.index, m.workers, {}, nullptr};
   if (job.strategy.name == config::StrategyName::ps) {
     if (m.index == 0) {
@@ -216,7 +218,7 @@ int run_worker_role(const RoleArgs& args) {
   return 0;
 }
 
-int run_node_role(const NodeArgs& args) {
+int run_node_role(const NodeArgs& args, const Log& log) {
   cluster::LauncherRank r = cluster::launcher_rank();
   // The launch's size: the launcher's, or --size where the launcher gives none (a
   // Kubernetes indexed Job), or else unknown until the coordinator hands out the job.
@@ -240,13 +242,12 @@ int run_node_role(const NodeArgs& args) {
     role.join = *master;
   }
   bool server = r.rank < args.ps;
-  fmt::print("node: rank {}{} ({}) is a {}\n", r.rank, size < 0 ? "" : fmt::format(" of {}", size), r.launcher,
-             server ? "parameter server" : "worker");
-  std::fflush(stdout);
+  log.info("node: rank {}{} ({}) is a {}", r.rank, size < 0 ? "" : fmt::format(" of {}", size), r.launcher,
+           server ? "parameter server" : "worker");
   role.expected_ps = args.ps;
   role.expected_workers = size < 0 ? -1 : size - args.ps;
   if (role.index < 0) role.index = server ? r.rank : r.rank - args.ps;  // rank order is role order
-  return server ? run_ps_role(role) : run_worker_role(role);
+  return server ? run_ps_role(role, log) : run_worker_role(role, log);
 }
 
 }  // namespace trib::app

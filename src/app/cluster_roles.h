@@ -5,6 +5,7 @@
 #include <string>
 
 #include "trib/config/job_config.h"
+#include "trib/core/log.h"
 #include "trib/net/cluster_secret.h"
 #include "trib/net/net_options.h"
 
@@ -22,10 +23,13 @@ struct RoleArgs {
   // Set by `trib node`: the split it was told to make; a job that disagrees is refused.
   int expected_ps = -1;
   int expected_workers = -1;
+  // Set by a local-cluster launcher on a terminal: print progress as machine-readable lines
+  // (train/progress_line.h) for it to draw one live line from.
+  bool progress_lines = false;
 };
 
-int run_ps_role(const RoleArgs& args);
-int run_worker_role(const RoleArgs& args);
+int run_ps_role(const RoleArgs& args, const Log& log);
+int run_worker_role(const RoleArgs& args, const Log& log);
 
 // `trib node`: one process of an srun/mpirun launch. Ranks below `ps` become parameter
 // servers, the rest workers; rank and size come from the launcher's environment.
@@ -34,7 +38,7 @@ struct NodeArgs {
   int ps = 0;
   int size = -1;  // the launch's size where the launcher gives none (JOB_COMPLETION_INDEX)
 };
-int run_node_role(const NodeArgs& args);
+int run_node_role(const NodeArgs& args, const Log& log);
 
 // The secret from --secret-fd, --secret-file, or else the launcher's environment variable.
 net::ClusterSecret load_secret(const RoleArgs& args);

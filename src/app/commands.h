@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "trib/core/log.h"
+
 namespace trib::app {
 
 struct TrainArgs {
@@ -13,7 +15,7 @@ struct TrainArgs {
   std::string output;
   std::string resume;
 };
-int run_train(const TrainArgs& args);
+int run_train(const TrainArgs& args, const Log& log);
 
 struct EvalArgs {
   std::string config;
@@ -32,7 +34,7 @@ struct CoordinatorArgs {
   std::string output;
   std::vector<std::string> overrides;
 };
-int run_coordinator(const CoordinatorArgs& args);
+int run_coordinator(const CoordinatorArgs& args, const Log& log);
 
 // `trib broker`: the built-in Kafka broker alone (broker_command.cc).
 struct BrokerArgs {

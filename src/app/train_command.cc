@@ -9,18 +9,35 @@
 #include "app/builtin_stream.h"
 #include "app/cluster_roles.h"
 #include "app/commands.h"
+#include "app/failed_run.h"
+#include "app/interrupt_cleanup.h"
+#include "app/net_log.h"
 #include "app/train_job.h"
 #include "trib/cluster/coordinator.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
+#include "trib/train/dataset_batch_source.h"
+#include "trib/train/datasets.h"
 #include "trib/train/progress.h"
 #include "trib/train/run_directory.h"
 #include "trib/train/trainer.h"
 
 namespace trib::app {
 
-int run_train(const TrainArgs& args) {
+namespace {
+
+// What a cluster job's processes would each refuse, checked once here before any starts: the
+// data files and that each worker's shard holds a batch.
+void check_before_launch(const config::JobConfig& job) {
+  if (job.data.stream()) return;
+  train::Datasets data = train::load_datasets(job.data, job.model);
+  train::steps_per_epoch(data.train->size(), job, job.cluster.workers);
+}
+
+}  // namespace
+
+int run_train(const TrainArgs& args, const Log& log) {
   train::TrainerOptions o;
   o.job = config::load_job_config(args.config, args.overrides);
   TRIB_CHECK(args.resume.empty() || args.output.empty() || args.resume == args.output, InvalidArgument,
@@ -32,10 +49,20 @@ int run_train(const TrainArgs& args) {
   } else {
     o.output = args.output.empty() ? train::RunDirectory::default_path(o.job.name) : std::filesystem::path(args.output);
   }
-  o.interactive = train::Progress::is_terminal(stdout);
+  const bool terminal = train::Progress::is_terminal(stdout);
+  o.interactive = terminal;
+  FailedRunCleanup cleanup(o.output, o.resume);
+  // Single-process: Ctrl-C cleans up too (before any thread starts; a cluster's launcher has its own).
+  std::optional<InterruptCleanup> interrupted;
+  if (!o.job.cluster.enabled) interrupted.emplace(cleanup, args.config, log);
   BuiltinStream builtin(o.job);  // a stream job without a broker: one here, fed by a generator
   if (!o.job.cluster.enabled) {
-    train_job(o);
+    try {
+      train_job(o);
+    } catch (...) {
+      if (std::string note = cleanup.after_failure(args.config); !note.empty()) log.info("{}", note);
+      throw;
+    }
     return 0;
   }
   // A cluster on this machine: its workers share the cores. Left to choose (intra 0), each
@@ -44,12 +71,13 @@ int run_train(const TrainArgs& args) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     const int each = std::max(1, cores / o.job.cluster.workers);
     o.job = config::parse_job_config(o.job.resolved_yaml, o.job.source_file, {fmt::format("threads.intra={}", each)});
-    fmt::print("local cluster: {} worker(s) share {} core(s): threads.intra={} each (set threads.intra to choose)\n",
-               o.job.cluster.workers, cores, each);
+    log.info("local cluster: {} worker(s) share {} core(s): threads.intra={} each (set threads.intra to choose)",
+             o.job.cluster.workers, cores, each);
   }
   // Check what can be checked before starting processes.
   if (o.resume) train::check_resumable(o.output);
   else train::RunDirectory::check_new(o.output);
+  check_before_launch(o.job);
   cluster::LocalClusterOptions lc;
   lc.executable = std::filesystem::read_symlink("/proc/self/exe").string();
   lc.job_yaml = o.job.resolved_yaml;
@@ -58,10 +86,15 @@ int run_train(const TrainArgs& args) {
   lc.ps = o.job.cluster.ps;
   lc.workers = o.job.cluster.workers;
   lc.net = net_options(o.job);
-  return cluster::run_local_cluster(lc);
+  lc.live = terminal;
+  lc.log_level = log.level();
+  int code = cluster::run_local_cluster(lc);
+  if (code != 0)
+    if (std::string note = cleanup.after_failure(args.config); !note.empty()) log.info("{}", note);
+  return code;
 }
 
-int run_coordinator(const CoordinatorArgs& args) {
+int run_coordinator(const CoordinatorArgs& args, const Log& log) {
   config::JobConfig job = config::load_job_config(args.config, args.overrides);
   TRIB_CHECK(job.cluster.enabled, InvalidArgument, "config {}: the coordinator needs a cluster section", args.config);
   // A --secret-file that does not exist yet is created private (mode 0600 from its first
@@ -70,20 +103,20 @@ int run_coordinator(const CoordinatorArgs& args) {
   if (args.secret_fd < 0 && !args.secret_file.empty()) {
     bool created = false;
     secret = net::ClusterSecret::load_or_create(args.secret_file, created);
-    if (created) fmt::print("wrote a new cluster secret to {}: copy it to every host of the job\n", args.secret_file);
+    if (created) log.info("wrote a new cluster secret to {}: copy it to every host of the job", args.secret_file);
   } else {
     secret = net::load_secret({args.secret_fd, args.secret_file, cluster::kSecretEnv});
   }
-  auto ctx = net::NetContext::create(std::move(*secret), net::PeerIdentity{"coordinator", 0, ""}, net_options(job));
+  auto ctx = net::NetContext::create(std::move(*secret), net::PeerIdentity{"coordinator", 0, ""}, net_options(job),
+                                     net_log_sink(log));
   auto transport = std::make_shared<net::TcpTransport>(ctx);
   std::string run_dir = args.output.empty() ? train::RunDirectory::default_path(job.name).string() : args.output;
   // --listen may differ from a spec's coordinator: 0.0.0.0:7000 on the host the spec names.
   std::string listen = args.listen.empty() ? job.cluster.coordinator : args.listen;
   cluster::Coordinator coordinator(transport, {listen, job.resolved_yaml, run_dir, false, job.cluster.ps,
                                                job.cluster.workers});
-  fmt::print("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)\n",
-             coordinator.address(), job.cluster.ps, job.cluster.workers);
-  std::fflush(stdout);
+  log.info("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)", coordinator.address(),
+           job.cluster.ps, job.cluster.workers);
   // Wait in short slices so that connections refused for a wrong secret are reported as
   // they come (each is also logged with its address); the job itself is not disturbed.
   cluster::Outcome outcome;
@@ -96,14 +129,13 @@ int run_coordinator(const CoordinatorArgs& args) {
     }
     if (std::uint64_t n = ctx->stats().auth_failures.load(); n != refused) {
       refused = n;
-      fmt::print("coordinator: {} connection(s) refused so far for a wrong cluster secret\n", refused);
-      std::fflush(stdout);
+      log.warn("coordinator: {} connection(s) refused so far for a wrong cluster secret", refused);
     }
   }
   coordinator.shutdown_members();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   TRIB_CHECK(outcome.ok, Error, "the job failed: {}", outcome.failure);
-  fmt::print("every worker finished\n");
+  log.info("every worker finished");
   return 0;
 }
 

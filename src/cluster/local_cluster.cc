@@ -8,8 +8,10 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/progress_board.h"
 #include "trib/cluster/child_process.h"
 #include "trib/cluster/coordinator.h"
+#include "trib/core/log.h"
 #include "trib/net/cluster_secret.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
@@ -45,19 +47,30 @@ class SignalGuard {
 
 class Supervisor {
  public:
-  explicit Supervisor(std::FILE* out) : out_(out) {}
+  explicit Supervisor(ProgressBoard& board) : board_(board) {}
 
   void add(std::unique_ptr<ChildProcess> c) { children_.push_back(std::move(c)); }
 
-  // One pass: forward output, collect exits. Returns the first failed child, if any.
+  // One pass: forward output, collect exits. Returns the first failed child, if any; from
+  // then on only that child is heard.
   ChildProcess* pump() {
     ChildProcess* failed = nullptr;
     for (auto& c : children_) {
-      for (const std::string& line : c->read_lines()) fmt::print(out_, "[{}] {}\n", c->name(), line);
-      if (c->poll_exit() && !c->succeeded() && failed == nullptr) failed = c.get();
+      for (const std::string& line : c->read_lines()) board_.child_line(c->name(), line);
+      if (c->poll_exit() && !c->succeeded() && failed == nullptr && failed_ == nullptr) {
+        failed = failed_ = c.get();
+        board_.stopping(c->name());
+      }
     }
-    std::fflush(out_);
+    board_.tick();
     return failed;
+  }
+
+  // "worker1 (pid 12): the batch ... (exited with status 1)"
+  std::string describe_failure(const ChildProcess& c) const {
+    std::string error = board_.error_of(c.name());
+    if (error.empty()) return fmt::format("{} (pid {}) {}", c.name(), c.pid(), c.describe_exit());
+    return fmt::format("{} (pid {}): {} ({})", c.name(), c.pid(), error, c.describe_exit());
   }
 
   // "ps0 (pid 12), worker0 (pid 13)"
@@ -90,64 +103,77 @@ class Supervisor {
   }
 
  private:
-  std::FILE* out_;
+  ProgressBoard& board_;
   std::vector<std::unique_ptr<ChildProcess>> children_;
+  ChildProcess* failed_ = nullptr;
 };
 
 }  // namespace
 
 int run_local_cluster(const LocalClusterOptions& o) {
+  ProgressBoard board(o.out, o.live);
+  // The coordinator's transport logs above the live line; quiet once the job is being torn
+  // down, when every connection it closes is expected.
+  std::atomic<bool> quiet{false};
+  Log net_log("trib.net", o.log_level, [&board](std::string_view line) { board.print_transport(std::string(line)); });
+  net::LogSink sink = [&quiet, net_log](std::string_view line) {
+    if (!quiet.load()) net_log.info("{}", escape_for_log(line));
+  };
   net::ClusterSecret secret = net::ClusterSecret::generate();
-  auto ctx = net::NetContext::create(secret, net::PeerIdentity{"coordinator", 0, ""}, o.net);
+  auto ctx = net::NetContext::create(secret, net::PeerIdentity{"coordinator", 0, ""}, o.net, sink);
   auto transport = std::make_shared<net::TcpTransport>(ctx);
   Coordinator coordinator(transport, {"127.0.0.1:0", o.job_yaml, o.run_dir, o.resume, o.ps, o.workers});
-  fmt::print(o.out, "local cluster: coordinator at {}, {} parameter server(s), {} worker(s)\n",
-             coordinator.address(), o.ps, o.workers);
+  board.print(fmt::format("local cluster: coordinator at {}, {} parameter server(s), {} worker(s)",
+                          coordinator.address(), o.ps, o.workers));
 
   SignalGuard signals;
-  Supervisor sup(o.out);
+  Supervisor sup(board);
   std::map<std::string, std::string> env{{kSecretEnv, secret.to_hex()}};
-  for (int i = 0; i < o.ps; ++i)
-    sup.add(std::make_unique<ChildProcess>(fmt::format("ps{}", i),
-                                           std::vector<std::string>{o.executable, "ps", "--join", coordinator.address(),
-                                                                    "--index", std::to_string(i)},
-                                           env));
+  auto argv = [&](const char* role, int i) {
+    // `trib worker ... --index 1 --log-level info`: the role first, as an operator types it (and greps for it).
+    std::vector<std::string> a{o.executable, role,        "--join", coordinator.address(), "--index", std::to_string(i),
+                               "--log-level", std::string(to_string(o.log_level))};
+    if (o.live && std::string_view(role) == "worker") a.push_back("--progress-lines");
+    return a;
+  };
+  for (int i = 0; i < o.ps; ++i) sup.add(std::make_unique<ChildProcess>(fmt::format("ps{}", i), argv("ps", i), env));
   for (int i = 0; i < o.workers; ++i)
-    sup.add(std::make_unique<ChildProcess>(
-        fmt::format("worker{}", i),
-        std::vector<std::string>{o.executable, "worker", "--join", coordinator.address(), "--index", std::to_string(i)},
-        env));
+    sup.add(std::make_unique<ChildProcess>(fmt::format("worker{}", i), argv("worker", i), env));
 
-  fmt::print(o.out, "local cluster: started {}\n", sup.describe());
+  board.print(fmt::format("local cluster: started {}", sup.describe()));
   for (;;) {
     if (ChildProcess* failed = sup.pump()) {
-      fmt::print(o.out, "trib: error: {} (pid {}) {}; stopping the cluster\n", failed->name(), failed->pid(),
-                 failed->describe_exit());
+      quiet = true;
+      board.print(fmt::format("trib: error: {}; stopping the cluster", sup.describe_failure(*failed)));
       coordinator.fail(failed->name() + " " + failed->describe_exit());
       sup.stop_all(std::chrono::seconds(5));
       return 1;
     }
     if (int sig = g_interrupt.load()) {
-      fmt::print(o.out, "trib: interrupted (signal {}); stopping the cluster\n", sig);
+      quiet = true;
+      board.stopping("");
+      board.print(fmt::format("trib: interrupted (signal {}); stopping the cluster", sig));
       sup.stop_all(std::chrono::seconds(5));
       return 130;
     }
     if (sup.all_exited("worker")) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  board.finish();
   // Every worker finished: the parameter servers may go.
+  quiet = true;
   coordinator.shutdown_members();
   auto until = Clock::now() + std::chrono::seconds(10);
   while (!sup.all_exited("ps") && Clock::now() < until) {
     if (ChildProcess* failed = sup.pump()) {
-      fmt::print(o.out, "trib: error: {} (pid {}) {}\n", failed->name(), failed->pid(), failed->describe_exit());
+      board.print(fmt::format("trib: error: {}", sup.describe_failure(*failed)));
       sup.stop_all(std::chrono::seconds(2));
       return 1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   sup.stop_all(std::chrono::seconds(2));
-  fmt::print(o.out, "local cluster: every process finished\n");
+  board.print("local cluster: every process finished");
   return 0;
 }
 

@@ -1,5 +1,7 @@
 #include "trib/train/dataset_batch_source.h"
 
+#include <algorithm>
+
 #include "train/resume_position.h"
 #include "trib/core/error.h"
 
@@ -21,14 +23,19 @@ data::Pipeline build_pipeline(std::shared_ptr<const data::Dataset> dataset, cons
 
 }  // namespace
 
+std::int64_t steps_per_epoch(std::int64_t examples, const config::JobConfig& job, int workers) {
+  const std::int64_t shard_examples = examples / std::max(1, workers);
+  const std::int64_t steps = shard_examples / job.training.batch;
+  TRIB_CHECK(steps > 0, InvalidArgument,
+             "training.batch {} is larger than a worker's share of the training set ({} examples{})",
+             job.training.batch, shard_examples, workers > 1 ? fmt::format(" of {}, over {} workers", examples, workers) : "");
+  return steps;
+}
+
 DatasetBatchSource::DatasetBatchSource(std::shared_ptr<const data::Dataset> dataset, const config::JobConfig& job,
                                        const Distribution& dist, std::FILE* log)
     : dist_(dist), log_(log), pipeline_(build_pipeline(dataset, job, dist)) {
-  const std::int64_t shard_examples = dataset->size() / dist.workers;
-  steps_per_epoch_ = shard_examples / job.training.batch;
-  TRIB_CHECK(steps_per_epoch_ > 0, InvalidArgument,
-             "training.batch {} is larger than a worker's share of the training set ({} examples)",
-             job.training.batch, shard_examples);
+  steps_per_epoch_ = train::steps_per_epoch(dataset->size(), job, dist.workers);
 }
 
 void DatasetBatchSource::start(const SourceStart& start) {

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "trib/core/progress_sample.h"
+
 namespace trib::train {
 
 std::string format_duration(double s) {
@@ -16,8 +18,9 @@ std::string format_duration(double s) {
   return fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
-Progress::Progress(std::FILE* out, bool interactive, std::int64_t total_steps, std::string prefix)
-    : out_(out), interactive_(interactive), total_(total_steps), prefix_(std::move(prefix)) {}
+Progress::Progress(std::FILE* out, ProgressMode mode, std::int64_t total_steps, std::string prefix)
+    : out_(out), mode_(mode), interactive_(mode == ProgressMode::terminal), total_(total_steps),
+      prefix_(std::move(prefix)) {}
 
 bool Progress::is_terminal(std::FILE* f) { return ::isatty(::fileno(f)) == 1; }
 
@@ -40,11 +43,15 @@ void Progress::step(std::int64_t step, double epoch, double loss, std::int64_t i
     window_start_ = now;
   }
   double since = std::chrono::duration<double>(now - last_draw_).count();
-  if (since < (interactive_ ? 0.1 : plain_interval_s) && step != total_) return;
+  double interval = mode_ == ProgressMode::terminal ? 0.1 : mode_ == ProgressMode::lines ? 0.5 : plain_interval_s;
+  if (since < interval && step != total_) return;
   last_draw_ = now;
   double elapsed = std::chrono::duration<double>(now - start_).count();
   double eta = step > 0 ? elapsed / step * (total_ - step) : NAN;
-  if (total_ <= 0) {
+  if (mode_ == ProgressMode::lines) {
+    fmt::print(out_, "{}\n", format_progress_line({step, std::max<std::int64_t>(total_, 0), epoch, rate_, loss_avg_,
+                                                   total_ > 0 && std::isfinite(eta) ? eta : -1.0}));
+  } else if (total_ <= 0) {
     // No known length (a stream): no bar, no epoch, no ETA.
     if (interactive_) {
       fmt::print(out_, "\r\033[K{}step {}  {:.0f} examples/s  loss {:.4f}", prefix_, step, rate_, loss_avg_);

@@ -71,7 +71,10 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     run.emplace(options.output, options.resume);
     run->write_config(job.resolved_yaml);
   }
-  Progress progress(options.log, options.interactive, plan.total_steps);
+  const ProgressMode mode = options.progress_lines ? ProgressMode::lines
+                            : options.interactive  ? ProgressMode::terminal
+                                                   : ProgressMode::plain;
+  Progress progress(options.log, mode, plan.total_steps);
   if (chief) progress.message(fmt::format("run directory: {}", run->path().string()));
 
   std::shared_ptr<const Optimizer> optimizer = make_optimizer(job.optimizer);

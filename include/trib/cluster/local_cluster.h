@@ -1,12 +1,15 @@
 // One command, a whole cluster on this machine: the coordinator runs in the launcher, the
 // parameter servers and workers as child processes of the same binary. Their logs are
-// merged with a prefix per process, Ctrl-C is forwarded, and if any process fails the
-// launcher tears the rest down and exits non-zero, naming the process that failed.
+// merged with a prefix per process (on a terminal, below them one live progress line for all
+// workers), Ctrl-C is forwarded, and if any process fails the launcher tears the rest down
+// and exits non-zero, printing that process's error once, named; the others' teardown is not
+// printed.
 #pragma once
 
 #include <cstdio>
 #include <string>
 
+#include "trib/core/log.h"
 #include "trib/net/net_options.h"
 
 namespace trib::cluster {
@@ -20,6 +23,9 @@ struct LocalClusterOptions {
   int workers = 1;
   net::NetOptions net;
   std::FILE* out = stdout;
+  // `out` is a terminal: one live progress line for all workers (cluster/progress_board.h).
+  bool live = false;
+  LogLevel log_level = LogLevel::info;  // the launcher's and, through --log-level, its children's
 };
 
 // Returns the launcher's exit code: 0 when every worker finished, 1 when a process failed

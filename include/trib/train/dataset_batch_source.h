@@ -15,6 +15,11 @@
 
 namespace trib::train {
 
+// Batches per epoch of one worker's equal shard of `examples` training examples; throws
+// InvalidArgument when the shard holds less than training.batch. A launcher calls it before
+// starting any process, the source again in each worker.
+std::int64_t steps_per_epoch(std::int64_t examples, const config::JobConfig& job, int workers);
+
 class DatasetBatchSource final : public BatchSource {
  public:
   // `dist` must outlive the source (the chief hands the resume position to the others

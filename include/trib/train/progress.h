@@ -1,6 +1,8 @@
 // What a person watching a run sees. On a terminal: one live line (step, images/s, loss, ETA)
-// redrawn in place. Otherwise (a log file, CI): a plain line every few seconds. Evaluations
-// print a small table; the run ends with a summary.
+// redrawn in place. Otherwise (a log file, CI): a plain line every few seconds. Under a
+// local-cluster launcher on a terminal: machine-readable lines (core/progress_sample.h) that
+// the launcher merges into one live line for all workers. Evaluations print a small table;
+// the run ends with a summary.
 #pragma once
 
 #include <chrono>
@@ -19,6 +21,12 @@ struct EvalRow {
   double time_s = 0;
 };
 
+enum class ProgressMode {
+  plain,     // a line every few seconds (a log)
+  terminal,  // one live line redrawn in place
+  lines,     // "@trib-progress ..." lines twice a second, for a launcher to draw
+};
+
 struct RunSummary {
   double accuracy = 0;   // last test accuracy
   double loss = 0;
@@ -30,8 +38,7 @@ struct RunSummary {
 
 class Progress {
  public:
-  // interactive: redraw one line in place (a terminal); otherwise plain lines.
-  Progress(std::FILE* out, bool interactive, std::int64_t total_steps, std::string prefix = "");
+  Progress(std::FILE* out, ProgressMode mode, std::int64_t total_steps, std::string prefix = "");
   static bool is_terminal(std::FILE* f);
 
   // Called every step; cheap. Draws at most ~10 times a second (terminal) or every
@@ -47,7 +54,8 @@ class Progress {
   using Clock = std::chrono::steady_clock;
   void clear_line();
   std::FILE* out_;
-  bool interactive_;
+  ProgressMode mode_;
+  bool interactive_;  // mode_ == terminal
   std::int64_t total_;
   std::string prefix_;
   Clock::time_point start_ = Clock::now(), last_draw_{}, window_start_ = Clock::now();

@@ -26,6 +26,9 @@ struct TrainerOptions {
   // and tools that want every loss, not just the evaluations.
   std::function<void(std::int64_t step, double loss)> on_step;
   Distribution distribution;
+  // Progress as machine-readable lines for a local-cluster launcher's live line (progress.h);
+  // overrides `interactive`.
+  bool progress_lines = false;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data

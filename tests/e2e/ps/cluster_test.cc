@@ -40,7 +40,9 @@ TEST(LocalCluster, AsyncTrainsToAccuracyAndTearsDownCleanly) {
   fs::path out = fresh_dir("async");
   TribRun r = run_trib(args({"train", kPs, "--output", out.string(), "--set", "training.epochs=8"}), std::chrono::seconds(240));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("[ps0] ps 0 serving"), std::string::npos) << r.output;
+  // A log line, with its process, timestamp and level.
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\[ps0\] \d{4}-\d\d-\d\dT[0-9:.]+Z info \[trib\] ps 0 serving)")))
+      << r.output;
   EXPECT_NE(r.output.find("[worker1] step"), std::string::npos) << "merged logs with a role prefix";
   EXPECT_NE(r.output.find("max/mean load"), std::string::npos) << "the placement table";
   EXPECT_NE(r.output.find("staleness histogram"), std::string::npos);

@@ -13,7 +13,7 @@ namespace {
 std::string printed(std::int64_t total, std::int64_t step) {
   std::FILE* f = std::tmpfile();
   {
-    Progress p(f, /*interactive=*/false, total);
+    Progress p(f, ProgressMode::plain, total);
     p.step(step, 0.5, 0.25, 64);
   }
   std::rewind(f);

@@ -1,0 +1,74 @@
+// A single-process run stopped by Ctrl-C (issue 11) leaves nothing that refuses its rerun
+// with the same --output: its directory, without a checkpoint, is removed; with one, kept.
+#include <signal.h>
+
+#include "e2e/trib_process.h"
+
+namespace trib::testing {
+namespace {
+
+const char* kJob = R"(name: tiny
+model:
+  input: [1, 28, 28]
+  classes: 10
+  layers:
+    - {type: flatten}
+    - {type: dense, units: 16, activation: relu}
+    - {type: dense, units: 10}
+data:
+  format: idx
+  train:
+    images: /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
+    labels: /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz
+  test:
+    images: /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz
+    labels: /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
+  train_subset: 2000
+  test_subset: 500
+optimizer: {name: adam, lr: 0.002}
+training: {steps: 40, batch: 32, train_metrics: false}
+threads: {intra: 1, inter: 1}
+)";
+
+TEST(InterruptedRun, CtrlCWithoutACheckpointRemovesTheRunDirectory) {
+  TempDir dir("interrupted");
+  std::string job = dir.file("job.yaml", kJob);
+  std::string out = (dir.path() / "run").string();
+  bool sent = false;
+  TribRun r = run_trib({"train", job, "--output", out, "--set", "training.steps=100000000", "--set",
+                        "training.eval_every=100000000", "--set", "training.checkpoint_every=100000000"},
+                       120s, [&](const std::string& line, Trib& p) {
+                         if (!sent && line.starts_with("run directory:")) {
+                           p.signal(SIGINT);
+                           sent = true;
+                         }
+                       });
+  ASSERT_TRUE(sent) << r.output;
+  EXPECT_EQ(r.exit_code, 130) << r.output;
+  EXPECT_FALSE(fs::exists(out)) << r.output;
+  EXPECT_NE(r.output.find("removed the run directory " + out), std::string::npos) << r.output;
+  TribRun again = run_trib({"train", job, "--output", out}, 120s);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
+TEST(InterruptedRun, SigtermWithACheckpointKeepsItAndNamesResume) {
+  TempDir dir("interrupted_ckpt");
+  std::string job = dir.file("job.yaml", kJob);
+  std::string out = (dir.path() / "run").string();
+  bool sent = false;
+  TribRun r = run_trib({"train", job, "--output", out, "--set", "training.steps=100000000", "--set",
+                        "training.eval_every=100000000", "--set", "training.checkpoint_every=10"},
+                       120s, [&](const std::string&, Trib& p) {
+                         if (!sent && newest_checkpoint(out) >= 0) {
+                           p.signal(SIGTERM);
+                           sent = true;
+                         }
+                       });
+  ASSERT_TRUE(sent) << r.output;
+  EXPECT_EQ(r.exit_code, 130) << r.output;
+  EXPECT_GE(newest_checkpoint(out), 0);
+  EXPECT_NE(r.output.find("--resume " + out + "`"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace trib::testing
