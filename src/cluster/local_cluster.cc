@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "trib/cluster/child_process.h"
+#include "cluster/child_process.h"
 #include "trib/cluster/coordinator.h"
 #include "trib/net/cluster_secret.h"
 #include "trib/net/net_context.h"

@@ -19,7 +19,7 @@
 #include "stream/kafka_consumer.h"
 #include "stream/schema_check.h"
 #include "trib/stream/kafka_source.h"
-#include "trib/stream/record_decoder.h"
+#include "stream/record_decoder.h"
 
 namespace trib::stream {
 

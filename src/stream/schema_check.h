@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "trib/stream/record_decoder.h"
+#include "stream/record_decoder.h"
 
 namespace trib::stream::detail {
 
