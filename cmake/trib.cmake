@@ -1,18 +1,25 @@
 # Helpers that keep the per-folder CMake files one line per library or test binary.
 # Sources are globbed per folder so that adding a file never needs a CMake edit.
 
-# trib_library(NAME DEPS ...): builds src/NAME/**.cc into the static library trib_NAME.
+# trib_library(NAME [INTERNAL] DEPS ...): builds src/NAME/**.cc into the static library trib_NAME.
+# Unless INTERNAL, the library is installed and exported as Tributary::NAME (cmake/install.cmake).
 function(trib_library name)
-  cmake_parse_arguments(A "" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(A "INTERNAL" "" "DEPS" ${ARGN})
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cc)
   if(NOT srcs)
     return()  # a subsystem not written yet
   endif()
   add_library(trib_${name} STATIC ${srcs})
+  # Public headers from the source tree while building, from the prefix once installed.
   target_include_directories(trib_${name}
-    PUBLIC ${PROJECT_SOURCE_DIR}/include
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>
     PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(trib_${name} PUBLIC ${A_DEPS})
+  if(NOT A_INTERNAL)
+    set_target_properties(trib_${name} PROPERTIES EXPORT_NAME ${name})
+    install(TARGETS trib_${name} EXPORT TributaryTargets ARCHIVE DESTINATION lib)
+    set_property(GLOBAL APPEND PROPERTY TRIB_EXPORTED_LIBRARIES trib_${name})
+  endif()
 endfunction()
 
 # trib_test(NAME LABEL unit|integration|e2e DEPS ...): one GoogleTest binary per subsystem

@@ -1,6 +1,8 @@
 // Trains an MLP on Fashion-MNIST with the C++ API: the model, the data pipeline, gradients
-// and an optimizer, in about twenty lines.
+// and an optimizer, in about twenty lines. Usage: train_mlp [EPOCHS [STEPS_PER_EPOCH]] (3 epochs
+// of every batch by default).
 #include <cstdio>
+#include <cstdlib>
 
 #include "trib/data/idx.h"
 #include "trib/data/pipeline.h"
@@ -10,8 +12,10 @@
 #include "trib/train/evaluator.h"
 #include "trib/update/local_update.h"
 
-int main() {
+int main(int argc, char** argv) {
   using namespace trib;
+  const int epochs = argc > 1 ? std::atoi(argv[1]) : 3;
+  const std::int64_t steps = argc > 2 ? std::atoll(argv[2]) : -1;  // -1: the whole epoch
   const std::string dir = "/usr/share/datasets/fashion-mnist/";
   auto train = std::make_shared<data::InMemoryDataset>(data::load_idx_pair(dir + "train-images-idx3-ubyte.gz", dir + "train-labels-idx1-ubyte.gz", {.num_classes = 10, .flatten = true}));
   auto test = data::load_idx_pair(dir + "t10k-images-idx3-ubyte.gz", dir + "t10k-labels-idx1-ubyte.gz", {.num_classes = 10, .flatten = true});
@@ -30,9 +34,11 @@ int main() {
   update::LocalUpdate update({names, make_optimizer({.name = "adam"}), std::make_shared<ConstantSchedule>(1e-3f)});
 
   data::Pipeline batches = data::Pipeline::from(train).shuffle(1).batch(128, true).prefetch(2).build();
-  for (int epoch = 1; epoch <= 3; ++epoch) {
+  for (int epoch = 1; epoch <= epochs; ++epoch) {
     std::int64_t step = 0;
-    while (auto b = batches.next()) {
+    while (step != steps) {
+      auto b = batches.next();
+      if (!b) break;
       train::StepResult r = graph.run(b->features(), b->labels(), vars, step);
       update.apply(step++, r.grads, vars);
     }

@@ -6,7 +6,7 @@
 
 #include "app/commands.h"
 #include "trib/stream/mock_broker.h"
-#include "trib/stream/stop_signal.h"
+#include "stream/stop_signal.h"
 
 namespace trib::app {
 

@@ -1,4 +1,4 @@
-#include "trib/app/cli.h"
+#include "app/cli.h"
 
 #include <cstdio>
 #include <functional>

@@ -10,7 +10,7 @@
 #include <optional>
 #include <thread>
 
-#include "trib/cluster/launcher_env.h"
+#include "cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
 #include "app/net_log.h"

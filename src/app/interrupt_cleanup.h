@@ -9,7 +9,7 @@
 
 #include "app/failed_run.h"
 #include "trib/core/log.h"
-#include "trib/stream/stop_signal.h"
+#include "stream/stop_signal.h"
 
 namespace trib::app {
 

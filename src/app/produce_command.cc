@@ -8,7 +8,7 @@
 #include "trib/core/error.h"
 #include "trib/stream/event_producer.h"
 #include "trib/stream/mock_broker.h"
-#include "trib/stream/stop_signal.h"
+#include "stream/stop_signal.h"
 
 namespace trib::app {
 

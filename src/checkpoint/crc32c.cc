@@ -1,5 +1,5 @@
 // The portable table implementation and the dispatch between it and the SSE4.2 one.
-#include "trib/checkpoint/crc32c.h"
+#include "checkpoint/crc32c.h"
 
 #include <array>
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/file_io.h"
-#include "trib/checkpoint/crc32c.h"
+#include "checkpoint/crc32c.h"
 #include "trib/checkpoint/safetensors.h"
 
 namespace trib {

@@ -1,4 +1,4 @@
-#include "trib/cluster/child_process.h"
+#include "cluster/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>

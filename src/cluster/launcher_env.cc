@@ -1,4 +1,4 @@
-#include "trib/cluster/launcher_env.h"
+#include "cluster/launcher_env.h"
 
 #include <array>
 #include <charconv>

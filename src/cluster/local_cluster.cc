@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/child_process.h"
 #include "cluster/progress_board.h"
-#include "trib/cluster/child_process.h"
 #include "trib/cluster/coordinator.h"
 #include "trib/core/log.h"
 #include "trib/net/cluster_secret.h"

@@ -1,4 +1,4 @@
-#include "trib/config/derived_settings.h"
+#include "config/derived_settings.h"
 
 #include <algorithm>
 #include <string>

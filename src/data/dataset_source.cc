@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "trib/core/error.h"
-#include "trib/data/permutation.h"
+#include "data/permutation.h"
 
 namespace trib::data {
 namespace {

@@ -1,4 +1,4 @@
-#include "trib/data/permutation.h"
+#include "data/permutation.h"
 
 #include <numeric>
 #include <utility>

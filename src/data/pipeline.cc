@@ -4,7 +4,7 @@
 #include "trib/data/batcher.h"
 #include "trib/data/prefetcher.h"
 #include "trib/data/shuffle_buffer.h"
-#include "trib/data/transformed_stream.h"
+#include "data/transformed_stream.h"
 
 namespace trib::data {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "trib/core/error.h"
-#include "trib/data/permutation.h"
+#include "data/permutation.h"
 
 namespace trib::data {
 namespace {

@@ -1,4 +1,4 @@
-#include "trib/data/transformed_stream.h"
+#include "data/transformed_stream.h"
 
 #include "trib/core/error.h"
 

@@ -12,7 +12,7 @@
 #include "trib/core/dtype.h"
 #include "trib/core/error.h"
 #include "trib/core/shape.h"
-#include "trib/net/wire_format.h"
+#include "net/wire_format.h"
 
 namespace trib {
 class Tensor;

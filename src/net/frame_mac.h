@@ -11,7 +11,7 @@
 #include <span>
 
 #include "trib/net/net_options.h"
-#include "trib/net/wire_format.h"
+#include "net/wire_format.h"
 
 namespace trib::net {
 

@@ -16,7 +16,7 @@
 #include "net/frame_cipher.h"
 #include "net/frame_mac.h"
 #include "trib/core/tensor.h"
-#include "trib/net/wire_format.h"
+#include "net/wire_format.h"
 
 namespace trib::net {
 

@@ -1,4 +1,4 @@
-#include "trib/net/wire_format.h"
+#include "net/wire_format.h"
 
 #include <cstring>
 

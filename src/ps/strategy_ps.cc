@@ -10,7 +10,7 @@
 #include "ps/slice_io.h"
 #include "ps/stats_json.h"
 #include "trib/optim/clip.h"
-#include "trib/update/all_finite.h"
+#include "update/all_finite.h"
 
 namespace trib::ps {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "trib/stream/kafka_producer.h"
-#include "trib/stream/record_decoder.h"
+#include "stream/record_decoder.h"
 
 namespace trib::stream::detail {
 

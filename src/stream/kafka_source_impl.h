@@ -20,7 +20,7 @@
 #include "stream/schema_check.h"
 #include "trib/stream/applied_offsets.h"
 #include "trib/stream/kafka_source.h"
-#include "trib/stream/record_decoder.h"
+#include "stream/record_decoder.h"
 
 namespace trib::stream {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "trib/stream/record_decoder.h"
+#include "stream/record_decoder.h"
 
 namespace trib::stream::detail {
 

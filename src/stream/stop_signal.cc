@@ -1,4 +1,4 @@
-#include "trib/stream/stop_signal.h"
+#include "stream/stop_signal.h"
 
 #include <pthread.h>
 

@@ -8,7 +8,7 @@
 #include "trib/train/dataset_batch_source.h"
 #include "trib/train/datasets.h"
 #include "trib/train/evaluator.h"
-#include "trib/train/training_loop.h"
+#include "train/training_loop.h"
 
 namespace trib::train {
 

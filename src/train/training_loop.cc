@@ -1,10 +1,10 @@
-#include "trib/train/training_loop.h"
+#include "train/training_loop.h"
 
 #include <limits>
 #include <map>
 
 #include "train/training_state.h"
-#include "trib/config/derived_settings.h"
+#include "config/derived_settings.h"
 #include "trib/train/evaluator.h"
 #include "trib/optim/optimizer_config.h"
 #include "trib/optim/schedule_config.h"

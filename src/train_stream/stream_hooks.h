@@ -13,7 +13,7 @@
 #include "stream/metrics_relay.h"
 #include "train_stream/kafka_batch_source.h"
 #include "trib/stream/prequential_metrics.h"
-#include "trib/train/training_hooks.h"
+#include "train/training_hooks.h"
 
 namespace trib::train_stream {
 

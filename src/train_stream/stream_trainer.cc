@@ -3,7 +3,7 @@
 #include "train_stream/kafka_batch_source.h"
 #include "train_stream/stream_hooks.h"
 #include "trib/core/error.h"
-#include "trib/train/training_loop.h"
+#include "train/training_loop.h"
 
 namespace trib::train_stream {
 

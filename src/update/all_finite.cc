@@ -1,4 +1,4 @@
-#include "trib/update/all_finite.h"
+#include "update/all_finite.h"
 
 #include <bit>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #include "trib/update/local_update.h"
 
 #include "trib/optim/clip.h"
-#include "trib/update/all_finite.h"
+#include "update/all_finite.h"
 
 namespace trib::update {
 

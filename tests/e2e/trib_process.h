@@ -24,7 +24,7 @@
 
 #include <gtest/gtest.h>
 
-#include "trib/cluster/child_process.h"
+#include "cluster/child_process.h"
 
 namespace trib::testing {
 

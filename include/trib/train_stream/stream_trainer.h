@@ -1,4 +1,4 @@
-// Training a stream job (data.format: kafka): the one training loop (trib/train/training_loop.h)
+// Training a stream job (data.format: kafka): the one training loop (src/train/training_loop.h)
 // over a Kafka batch source, with prequential metrics and Kafka offsets in every checkpoint.
 // This library links librdkafka (through trib_stream); the general trainer (trib_train) does not.
 #pragma once

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "trib/cluster/child_process.h"
+#include "cluster/child_process.h"
 #include "trib/cluster/etcd_options.h"
 
 namespace trib::cluster::testing {

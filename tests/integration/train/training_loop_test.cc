@@ -13,7 +13,7 @@
 #include "train/training_state.h"
 #include "trib/data/in_memory_dataset.h"
 #include "trib/train/dataset_batch_source.h"
-#include "trib/train/training_loop.h"
+#include "train/training_loop.h"
 
 namespace trib::train {
 namespace {

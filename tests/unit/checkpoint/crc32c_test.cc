@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "checkpoint/crc32c_impl.h"
-#include "trib/checkpoint/crc32c.h"
+#include "checkpoint/crc32c.h"
 
 namespace trib {
 namespace {

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "trib/cluster/launcher_env.h"
+#include "cluster/launcher_env.h"
 #include "trib/core/error.h"
 
 namespace trib::cluster {

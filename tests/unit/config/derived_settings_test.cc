@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "trib/config/derived_settings.h"
+#include "config/derived_settings.h"
 #include "trib/optim/schedule_config.h"
 
 namespace trib::config {

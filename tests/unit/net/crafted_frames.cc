@@ -4,7 +4,7 @@
 
 #include "net/little_endian.h"
 #include "trib/core/dtype.h"
-#include "trib/net/wire_format.h"
+#include "net/wire_format.h"
 
 namespace trib::net::testing {
 namespace {

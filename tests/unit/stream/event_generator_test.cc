@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "trib/stream/auc.h"
-#include "trib/stream/record_decoder.h"
+#include "stream/record_decoder.h"
 
 namespace trib::stream {
 namespace {

@@ -1,4 +1,4 @@
-#include "trib/stream/record_decoder.h"
+#include "stream/record_decoder.h"
 
 #include <vector>
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "trib/update/all_finite.h"
+#include "update/all_finite.h"
 
 namespace trib::update {
 namespace {

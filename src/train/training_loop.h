@@ -17,7 +17,7 @@
 
 #include "trib/train/batch_source.h"
 #include "trib/train/trainer.h"
-#include "trib/train/training_hooks.h"
+#include "train/training_hooks.h"
 
 namespace trib::train {
 
