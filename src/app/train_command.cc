@@ -57,6 +57,7 @@ int run_train(const TrainArgs& args) {
   lc.ps = o.job.cluster.ps;
   lc.workers = o.job.cluster.workers;
   lc.net = net_options(o.job.cluster);
+  lc.workers_may_be_lost = o.job.strategy.name == config::StrategyName::ps;
   return cluster::run_local_cluster(lc);
 }
 
@@ -74,8 +75,12 @@ int run_coordinator(const CoordinatorArgs& args) {
   std::string run_dir = args.output.empty() ? train::RunDirectory::default_path(job.name).string() : args.output;
   // --listen may differ from a spec's coordinator: 0.0.0.0:7000 on the host the spec names.
   std::string listen = args.listen.empty() ? job.cluster.coordinator : args.listen;
-  cluster::Coordinator coordinator(transport, {listen, job.resolved_yaml, run_dir, false, job.cluster.ps,
-                                               job.cluster.workers});
+  cluster::Coordinator coordinator(transport, {.listen = listen,
+                                               .job_yaml = job.resolved_yaml,
+                                               .run_dir = run_dir,
+                                               .ps = job.cluster.ps,
+                                               .workers = job.cluster.workers,
+                                               .workers_may_be_lost = job.strategy.name == config::StrategyName::ps});
   fmt::print("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)\n",
              coordinator.address(), job.cluster.ps, job.cluster.workers);
   std::fflush(stdout);

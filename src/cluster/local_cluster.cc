@@ -4,12 +4,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "trib/cluster/child_process.h"
 #include "trib/cluster/coordinator.h"
+#include "trib/cluster/membership_keys.h"
 #include "trib/net/cluster_secret.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
@@ -49,12 +52,22 @@ class Supervisor {
 
   void add(std::unique_ptr<ChildProcess> c) { children_.push_back(std::move(c)); }
 
-  // One pass: forward output, collect exits. Returns the first failed child, if any.
-  ChildProcess* pump() {
+  // One pass: forward output, collect exits. Returns the first failed child, if any. A
+  // child for which `excused` says yes (a worker the coordinator already evicted, the job
+  // going on without it) is not a failure.
+  ChildProcess* pump(const std::function<bool(const std::string&)>& excused = {}) {
     ChildProcess* failed = nullptr;
     for (auto& c : children_) {
       for (const std::string& line : c->read_lines()) fmt::print(out_, "[{}] {}\n", c->name(), line);
-      if (c->poll_exit() && !c->succeeded() && failed == nullptr) failed = c.get();
+      if (c->poll_exit() && !c->succeeded() && failed == nullptr) {
+        if (excused && excused(c->name())) {
+          if (excused_.insert(c.get()).second)
+            fmt::print(out_, "local cluster: {} (pid {}) {} after it was evicted; the job goes on without it\n",
+                       c->name(), c->pid(), c->describe_exit());
+          continue;
+        }
+        failed = c.get();
+      }
     }
     std::fflush(out_);
     return failed;
@@ -92,6 +105,7 @@ class Supervisor {
  private:
   std::FILE* out_;
   std::vector<std::unique_ptr<ChildProcess>> children_;
+  std::set<const ChildProcess*> excused_;
 };
 
 }  // namespace
@@ -100,7 +114,12 @@ int run_local_cluster(const LocalClusterOptions& o) {
   net::ClusterSecret secret = net::ClusterSecret::generate();
   auto ctx = net::NetContext::create(secret, net::PeerIdentity{"coordinator", 0, ""}, o.net);
   auto transport = std::make_shared<net::TcpTransport>(ctx);
-  Coordinator coordinator(transport, {"127.0.0.1:0", o.job_yaml, o.run_dir, o.resume, o.ps, o.workers});
+  Coordinator coordinator(transport, {.job_yaml = o.job_yaml,
+                                      .run_dir = o.run_dir,
+                                      .resume = o.resume,
+                                      .ps = o.ps,
+                                      .workers = o.workers,
+                                      .workers_may_be_lost = o.workers_may_be_lost});
   fmt::print(o.out, "local cluster: coordinator at {}, {} parameter server(s), {} worker(s)\n",
              coordinator.address(), o.ps, o.workers);
 
@@ -119,8 +138,15 @@ int run_local_cluster(const LocalClusterOptions& o) {
         env));
 
   fmt::print(o.out, "local cluster: started {}\n", sup.describe());
+  // "worker1" whose index the coordinator recorded lost: its exit is the end of an evicted
+  // process, not a failure of the job.
+  auto evicted = [&coordinator](const std::string& name) {
+    if (!name.starts_with("worker")) return false;
+    auto lost = coordinator.store().try_get(membership_key::lost("worker", std::stoi(name.substr(6))));
+    return lost.has_value() && !lost->empty();
+  };
   for (;;) {
-    if (ChildProcess* failed = sup.pump()) {
+    if (ChildProcess* failed = sup.pump(evicted)) {
       fmt::print(o.out, "trib: error: {} (pid {}) {}; stopping the cluster\n", failed->name(), failed->pid(),
                  failed->describe_exit());
       coordinator.fail(failed->name() + " " + failed->describe_exit());

@@ -18,6 +18,9 @@ struct LocalClusterOptions {
   bool resume = false;
   int ps = 0;
   int workers = 1;
+  // A lost worker (other than the chief) does not end the job: see CoordinatorOptions. Its
+  // process's exit is then no failure either.
+  bool workers_may_be_lost = false;
   net::NetOptions net;
   std::FILE* out = stdout;
 };
