@@ -1,6 +1,8 @@
 #include "trib/cluster/coordinator.h"
 
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "cluster/store_protocol.h"
@@ -109,29 +111,54 @@ void Coordinator::on_close(const net::PeerIdentity& peer, std::string_view reaso
   std::string failure;
   {
     std::lock_guard lock(mu_);
-    auto it = members_.find(peer.address);
-    if (it == members_.end()) return;  // connected but never joined (a status probe), or left
-    Entry entry = std::move(it->second);
-    members_.erase(it);
-    // Eviction: the member leaves the registry, which starts a new generation.
-    registry_->evict(fmt::format("{}/{}", entry.role, entry.index));
-    entry.registration.reset();
-    const std::int64_t generation = registry_->roster().generation;
-    const bool optional = entry.role == "worker" && entry.index != 0 && options_.workers_may_be_lost;
-    if (optional) {
-      LostEntry lost{entry.role, entry.index, entry.incarnation, generation,
-                     fmt::format("connection from {} lost: {}", peer.address, reason)};
-      lost_[fmt::format("{}/{}", entry.role, entry.index)] = lost;
-      taken_[entry.role].erase(entry.index);  // free for a new member
-      --workers_left_;
-      store_.set(membership_key::lost(entry.role, entry.index), std::to_string(generation));
-      cv_.notify_all();
-    } else {
-      failure = fmt::format("{} {} at {} was lost: {}", entry.role, entry.index, peer.address, reason);
-    }
-    publish_locked();
+    if (!members_.contains(peer.address)) return;  // connected but never joined (a status probe), or left
+    failure = evict_locked(peer.address, std::string(reason));
   }
   if (!failure.empty()) fail(failure);
+}
+
+bool Coordinator::member_lost(const std::string& role, int index, const std::string& why) {
+  std::string failure;
+  {
+    std::lock_guard lock(mu_);
+    auto it = std::find_if(members_.begin(), members_.end(),
+                           [&](const auto& m) { return m.second.role == role && m.second.index == index; });
+    if (it == members_.end()) {
+      // Already evicted (its connection went first), or it left: judge by what was recorded.
+      if (lost_.contains(fmt::format("{}/{}", role, index))) return true;
+      if (store_.try_get(fmt::format("left/{}/{}", role, index)).value_or("") == "1") return true;
+      failure = fmt::format("{} {} {}", role, index, why);
+    } else {
+      failure = evict_locked(it->first, why);
+    }
+  }
+  if (failure.empty()) return true;
+  fail(failure);
+  return false;
+}
+
+std::string Coordinator::evict_locked(const std::string& address, const std::string& reason) {
+  auto it = members_.find(address);
+  Entry entry = std::move(it->second);
+  members_.erase(it);
+  // Eviction: the member leaves the registry, which starts a new generation.
+  registry_->evict(fmt::format("{}/{}", entry.role, entry.index));
+  entry.registration.reset();
+  const std::int64_t generation = registry_->roster().generation;
+  const bool optional = entry.role == "worker" && entry.index != 0 && options_.workers_may_be_lost;
+  std::string failure;
+  if (optional) {
+    lost_[fmt::format("{}/{}", entry.role, entry.index)] =
+        LostEntry{entry.role, entry.index, entry.incarnation, generation, reason};
+    taken_[entry.role].erase(entry.index);  // free for a new member
+    --workers_left_;
+    store_.set(membership_key::lost(entry.role, entry.index), std::to_string(generation));
+    cv_.notify_all();
+  } else {
+    failure = fmt::format("{} {} at {} was lost: {}", entry.role, entry.index, address, reason);
+  }
+  publish_locked();
+  return failure;
 }
 
 void Coordinator::leave(const std::string& role, int index, const std::string& from) {

@@ -12,7 +12,6 @@
 
 #include "trib/cluster/child_process.h"
 #include "trib/cluster/coordinator.h"
-#include "trib/cluster/membership_keys.h"
 #include "trib/net/cluster_secret.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
@@ -53,17 +52,16 @@ class Supervisor {
   void add(std::unique_ptr<ChildProcess> c) { children_.push_back(std::move(c)); }
 
   // One pass: forward output, collect exits. Returns the first failed child, if any. A
-  // child for which `excused` says yes (a worker the coordinator already evicted, the job
-  // going on without it) is not a failure.
-  ChildProcess* pump(const std::function<bool(const std::string&)>& excused = {}) {
+  // child for which `excused` says yes (a worker the job goes on without) is not a failure.
+  ChildProcess* pump(const std::function<bool(const ChildProcess&)>& excused = {}) {
     ChildProcess* failed = nullptr;
     for (auto& c : children_) {
       for (const std::string& line : c->read_lines()) fmt::print(out_, "[{}] {}\n", c->name(), line);
-      if (c->poll_exit() && !c->succeeded() && failed == nullptr) {
-        if (excused && excused(c->name())) {
-          if (excused_.insert(c.get()).second)
-            fmt::print(out_, "local cluster: {} (pid {}) {} after it was evicted; the job goes on without it\n",
-                       c->name(), c->pid(), c->describe_exit());
+      if (c->poll_exit() && !c->succeeded() && failed == nullptr && !excused_.contains(c.get())) {
+        if (excused && excused(*c)) {
+          excused_.insert(c.get());
+          fmt::print(out_, "local cluster: {} (pid {}) {}; it was evicted, and the job goes on without it\n", c->name(),
+                     c->pid(), c->describe_exit());
           continue;
         }
         failed = c.get();
@@ -138,12 +136,11 @@ int run_local_cluster(const LocalClusterOptions& o) {
         env));
 
   fmt::print(o.out, "local cluster: started {}\n", sup.describe());
-  // "worker1" whose index the coordinator recorded lost: its exit is the end of an evicted
-  // process, not a failure of the job.
-  auto evicted = [&coordinator](const std::string& name) {
-    if (!name.starts_with("worker")) return false;
-    auto lost = coordinator.store().try_get(membership_key::lost("worker", std::stoi(name.substr(6))));
-    return lost.has_value() && !lost->empty();
+  // A worker process that ended is a lost member: the coordinator evicts it (if its
+  // connection did not tell it first) and says whether the job goes on without it.
+  auto evicted = [&coordinator](const ChildProcess& c) {
+    if (!c.name().starts_with("worker")) return false;
+    return coordinator.member_lost("worker", std::stoi(c.name().substr(6)), c.describe_exit());
   };
   for (;;) {
     if (ChildProcess* failed = sup.pump(evicted)) {

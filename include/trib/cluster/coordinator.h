@@ -63,6 +63,10 @@ class Coordinator {
   Outcome wait(Millis timeout);
   // Records a failure seen from outside (a launcher seeing a child die) and wakes wait().
   void fail(const std::string& why);
+  // A launcher saw the process holding `role` `index` end (killed, crashed): it is evicted
+  // as if its connection had been lost. True when the job goes on without it (the policy
+  // above; also when it had already been evicted); false when the job failed.
+  bool member_lost(const std::string& role, int index, const std::string& why);
   // Tells every connected member to exit cleanly.
   void shutdown_members();
   // The membership now (what membership/roster holds).
@@ -72,6 +76,9 @@ class Coordinator {
   net::Message handle(net::Message request, const net::PeerIdentity& from);
   net::Message join(const std::string& body, const net::PeerIdentity& from);
   void on_close(const net::PeerIdentity& peer, std::string_view reason);
+  // Under mu_: evicts the member at `address`; returns the failure to report ("" when the
+  // job goes on without it).
+  std::string evict_locked(const std::string& address, const std::string& reason);
   void leave(const std::string& role, int index, const std::string& from);
   // Under mu_: the roster of the current generation; publishes it (store and pushes).
   void publish_locked();

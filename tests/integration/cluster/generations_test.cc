@@ -129,5 +129,27 @@ TEST_F(GenerationsTest, AJobGoesOnWithoutALostWorkerAndFinishesWhenTheOthersLeav
   EXPECT_TRUE(o.ok) << o.failure;
 }
 
+// A launcher that sees a process end reports it: the same eviction as a lost connection.
+TEST_F(GenerationsTest, ALauncherReportedLossEvictsAsALostConnectionDoes) {
+  start(/*workers_may_be_lost=*/true);
+  auto w0 = join("worker", 0);
+  auto w1 = join("worker", 1);
+  const std::int64_t g = w1->membership().incarnation;
+  EXPECT_TRUE(coordinator_->member_lost("worker", 1, "was killed by signal 9"));
+  EXPECT_EQ(published_generation(), g + 1);
+  RosterView r = coordinator_->roster();
+  ASSERT_EQ(r.lost.size(), 1u);
+  EXPECT_EQ(r.lost[0].reason, "was killed by signal 9");
+  w1.reset();  // its connection closing after that changes nothing more
+  EXPECT_TRUE(coordinator_->member_lost("worker", 1, "was killed by signal 9")) << "already evicted";
+  EXPECT_EQ(join("worker", 1)->membership().incarnation, g + 2);
+
+  EXPECT_FALSE(coordinator_->member_lost("worker", 0, "was killed by signal 9"));
+  Outcome o = coordinator_->wait(Millis(10000));
+  EXPECT_FALSE(o.ok);
+  EXPECT_NE(o.failure.find("worker 0 at"), std::string::npos) << o.failure;
+  EXPECT_NE(o.failure.find("was killed by signal 9"), std::string::npos) << o.failure;
+}
+
 }  // namespace
 }  // namespace trib::cluster
