@@ -9,6 +9,7 @@
 #include "app/cluster_roles.h"
 #include "app/commands.h"
 #include "app/train_job.h"
+#include "trib/cluster/make_registry.h"
 #include "trib/cluster/coordinator.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/net/net_context.h"
@@ -58,6 +59,8 @@ int run_train(const TrainArgs& args) {
   lc.workers = o.job.cluster.workers;
   lc.net = net_options(o.job.cluster);
   lc.workers_may_be_lost = o.job.strategy.name == config::StrategyName::ps;
+  lc.store = o.job.cluster.store;
+  lc.job_name = o.job.name;
   return cluster::run_local_cluster(lc);
 }
 
@@ -80,7 +83,8 @@ int run_coordinator(const CoordinatorArgs& args) {
                                                .run_dir = run_dir,
                                                .ps = job.cluster.ps,
                                                .workers = job.cluster.workers,
-                                               .workers_may_be_lost = job.strategy.name == config::StrategyName::ps});
+                                               .workers_may_be_lost = job.strategy.name == config::StrategyName::ps,
+                                               .registry = cluster::make_registry(job.cluster.store, job.name)});
   fmt::print("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)\n",
              coordinator.address(), job.cluster.ps, job.cluster.workers);
   std::fflush(stdout);

@@ -87,7 +87,15 @@ net::Message Coordinator::join(const std::string& body_text, const net::PeerIden
                  limit, role, from.to_string());
     }
     const std::string name = fmt::format("{}/{}", role, index);
-    auto registration = registry_->enter(name, from.address, options_.member_ttl);
+    std::unique_ptr<Registration> registration;
+    try {
+      registration = registry_->enter(name, from.address, options_.member_ttl);
+    } catch (const InvalidArgument&) {
+      // Held in a registry that outlives this coordinator (etcd) by an earlier holder whose
+      // lease has not lapsed yet: this coordinator freed the index, so that entry is stale.
+      registry_->evict(name);
+      registration = registry_->enter(name, from.address, options_.member_ttl);
+    }
     incarnation = registry_->roster().generation;
     taken.insert(index);
     if (role == "worker") ++workers_left_;

@@ -12,6 +12,7 @@
 
 #include "trib/cluster/child_process.h"
 #include "trib/cluster/coordinator.h"
+#include "trib/cluster/make_registry.h"
 #include "trib/net/cluster_secret.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
@@ -117,7 +118,8 @@ int run_local_cluster(const LocalClusterOptions& o) {
                                       .resume = o.resume,
                                       .ps = o.ps,
                                       .workers = o.workers,
-                                      .workers_may_be_lost = o.workers_may_be_lost});
+                                      .workers_may_be_lost = o.workers_may_be_lost,
+                                      .registry = make_registry(o.store, o.job_name)});
   fmt::print(o.out, "local cluster: coordinator at {}, {} parameter server(s), {} worker(s)\n",
              coordinator.address(), o.ps, o.workers);
 
