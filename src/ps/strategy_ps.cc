@@ -229,6 +229,7 @@ void PsUpdate::finish() {
     out += fmt::format("\n  ps {}: {:.1f} MB in, {:.1f} MB out, {} requests, {} updates, {} late dropped", p,
                        s.bytes_in / 1e6, s.bytes_out / 1e6, s.requests, s.applied, s.dropped_late);
     if (s.refused > 0) out += fmt::format(", {} refused", s.refused);
+    if (s.stale_generation > 0) out += fmt::format(" ({} from evicted workers)", s.stale_generation);
     if (o_.mode == Mode::async || o_.mode == Mode::bounded)
       out += fmt::format("; staleness histogram (0, 1, ..., 14, 15+ updates) {}", nlohmann::json(s.staleness).dump());
     if (o_.mode == Mode::bounded) out += fmt::format("; max clock gap {}", s.max_clock_gap);
