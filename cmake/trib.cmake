@@ -22,10 +22,12 @@ function(trib_library name)
   endif()
 endfunction()
 
-# trib_test(NAME LABEL unit|integration|e2e DEPS ...): one GoogleTest binary per subsystem
-# and tier, built from tests/LABEL/NAME/*.cc and registered with CTest under its label.
+# trib_test(NAME LABEL unit|integration|e2e DEPS ... [FAULTS FILTER]): one GoogleTest binary
+# per subsystem and tier, built from tests/LABEL/NAME/*.cc and registered with CTest under its
+# label. FAULTS is a GoogleTest filter ("Suite.*:Other.Test") naming the tests that inject a
+# fault of RELIABILITY.md; they are labelled `faults` too (`ctest -L faults`).
 function(trib_test name)
-  cmake_parse_arguments(A "" "LABEL;TIMEOUT" "DEPS" ${ARGN})
+  cmake_parse_arguments(A "" "LABEL;TIMEOUT;FAULTS" "DEPS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${A_LABEL}/${name}/*.cc)
   if(NOT srcs)
     return()
@@ -39,7 +41,22 @@ function(trib_test name)
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 300)
   endif()
-  gtest_discover_tests(${target}
-    PROPERTIES LABELS ${A_LABEL} TIMEOUT ${A_TIMEOUT}
-    DISCOVERY_TIMEOUT 60)
+  if(A_FAULTS)
+    gtest_discover_tests(${target} TEST_FILTER "-${A_FAULTS}"
+      PROPERTIES LABELS ${A_LABEL} TIMEOUT ${A_TIMEOUT}
+      DISCOVERY_TIMEOUT 60)
+    gtest_discover_tests(${target} TEST_FILTER "${A_FAULTS}" TEST_LIST ${target}_FAULT_TESTS
+      PROPERTIES LABELS ${A_LABEL} TIMEOUT ${A_TIMEOUT}
+      DISCOVERY_TIMEOUT 60)
+    # A second label cannot pass through gtest_discover_tests' PROPERTIES (its list is
+    # flattened), so it is added when CTest reads the discovered tests, after their file.
+    set(labels_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_fault_labels.cmake)
+    file(WRITE ${labels_file}
+      "if(${target}_FAULT_TESTS)\n  set_tests_properties(\${${target}_FAULT_TESTS} PROPERTIES LABELS \"${A_LABEL};faults\")\nendif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${labels_file})
+  else()
+    gtest_discover_tests(${target}
+      PROPERTIES LABELS ${A_LABEL} TIMEOUT ${A_TIMEOUT}
+      DISCOVERY_TIMEOUT 60)
+  endif()
 endfunction()

@@ -154,6 +154,14 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   auto serving = transport_for("ps", args, serving_options, log);
   net::Handlers h;
   h.on_request = [&server](net::Message req, const net::PeerIdentity& from) { return server.handle(std::move(req), from); };
+  // Membership changes reach the server: a lost worker holds nobody back, and what its
+  // process sends after it was evicted is refused.
+  member->subscribe([&server](const cluster::RosterView& roster) {
+    for (const cluster::LostEntry& l : roster.lost)
+      if (l.role == "worker") server.worker_lost(l.index, l.generation);
+    for (const cluster::RosterEntry& e : roster.members)
+      if (e.role == "worker") server.worker_joined(e.index, e.incarnation);
+  });
   // With a static spec, server i listens on the port its entry lists; else any free port.
   std::string bind = bind_host(args, job);
   bool listed = job.cluster.has_spec && m.index < static_cast<int>(job.cluster.spec.ps.size());
@@ -164,6 +172,7 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   while (!member->wait_for_shutdown(1s)) {
   }
   member->leave();
+  member.reset();  // no roster may reach the server once it is gone
   return 0;
 }
 
@@ -184,7 +193,7 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
   o.distribution.lookup = [&member](const std::string& key) { return member->store().try_get(key); };
 
   auto data_plane = transport_for("worker", args, net_options(job), log);
-  strategy::WorkerLinks links{m.index, m.workers, {}, nullptr};
+  strategy::WorkerLinks links{m.index, m.workers, {}, nullptr, m.incarnation};
   if (job.strategy.name == config::StrategyName::ps) {
     if (m.index == 0) {
       std::vector<ps::VariableInfo> vars = strategy::trainable_variables(job);

@@ -13,6 +13,7 @@
 #include "app/interrupt_cleanup.h"
 #include "app/net_log.h"
 #include "app/train_job.h"
+#include "trib/cluster/make_registry.h"
 #include "trib/cluster/coordinator.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/net/net_context.h"
@@ -88,6 +89,9 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.net = net_options(o.job);
   lc.live = terminal;
   lc.log_level = log.level();
+  lc.workers_may_be_lost = o.job.strategy.name == config::StrategyName::ps;
+  lc.store = o.job.cluster.store;
+  lc.job_name = o.job.name;
   int code = cluster::run_local_cluster(lc);
   if (code != 0)
     if (std::string note = cleanup.after_failure(args.config); !note.empty()) log.info("{}", note);
@@ -113,8 +117,13 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
   std::string run_dir = args.output.empty() ? train::RunDirectory::default_path(job.name).string() : args.output;
   // --listen may differ from a spec's coordinator: 0.0.0.0:7000 on the host the spec names.
   std::string listen = args.listen.empty() ? job.cluster.coordinator : args.listen;
-  cluster::Coordinator coordinator(transport, {listen, job.resolved_yaml, run_dir, false, job.cluster.ps,
-                                               job.cluster.workers});
+  cluster::Coordinator coordinator(transport, {.listen = listen,
+                                               .job_yaml = job.resolved_yaml,
+                                               .run_dir = run_dir,
+                                               .ps = job.cluster.ps,
+                                               .workers = job.cluster.workers,
+                                               .workers_may_be_lost = job.strategy.name == config::StrategyName::ps,
+                                               .registry = cluster::make_registry(job.cluster.store, job.name)});
   log.info("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)", coordinator.address(),
            job.cluster.ps, job.cluster.workers);
   // Wait in short slices so that connections refused for a wrong secret are reported as

@@ -1,9 +1,13 @@
 #include "trib/cluster/coordinator.h"
 
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "cluster/store_protocol.h"
+#include "trib/cluster/membership_keys.h"
+#include "trib/cluster/memory_registry.h"
 #include "trib/core/error.h"
 
 namespace trib::cluster {
@@ -11,7 +15,8 @@ namespace trib::cluster {
 using json = nlohmann::json;
 
 Coordinator::Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorOptions options)
-    : transport_(std::move(transport)), options_(std::move(options)) {
+    : transport_(std::move(transport)), options_(std::move(options)), registry_(options_.registry) {
+  if (!registry_) registry_ = std::make_shared<MemoryRegistry>();
   net::Handlers h;
   h.on_request = [this](net::Message m, const net::PeerIdentity& from) { return handle(std::move(m), from); };
   h.on_close = [this](const net::PeerIdentity& peer, std::string_view reason) { on_close(peer, reason); };
@@ -20,11 +25,15 @@ Coordinator::Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorO
   listener_ = transport_->listen(options_.listen, std::move(h));
   store_.set("cluster/ps", std::to_string(options_.ps));
   store_.set("cluster/workers", std::to_string(options_.workers));
+  std::lock_guard lock(mu_);
+  publish_locked();
 }
 
 Coordinator::~Coordinator() {
   shutting_down_ = true;
   listener_.reset();
+  std::lock_guard lock(mu_);
+  members_.clear();  // registrations leave before the registry goes
 }
 
 net::Message Coordinator::handle(net::Message request, const net::PeerIdentity& from) {
@@ -45,17 +54,9 @@ net::Message Coordinator::handle(net::Message request, const net::PeerIdentity& 
       reply.body = json{{"value", store_.add(r.key, r.delta)}}.dump();
       return reply;
     case proto::kJoin: return join(r.role, r.index, from);
-    case proto::kLeave: {
-      const std::string& role = r.role;
-      int index = r.index;
-      store_.set(fmt::format("left/{}/{}", role, index), "1");
-      if (role == "worker") {
-        std::lock_guard lock(mu_);
-        --workers_left_;
-        cv_.notify_all();
-      }
+    case proto::kLeave:
+      leave(r.role, r.index, from.address);
       return reply;
-    }
     default:
       throw InvalidArgument(fmt::format("coordinator: unknown request 0x{:x} from {}", request.method,
                                         from.to_string()));  // decode_request refused it already
@@ -69,6 +70,7 @@ net::Message Coordinator::join(const std::string& role, int requested, const net
   // A member may ask for its index (the local launcher does, so that process "worker1" is
   // worker 1; `trib node` asks for its launcher rank's); otherwise it gets the lowest free one.
   int index = -1;
+  std::int64_t incarnation = 0;
   {
     std::lock_guard lock(mu_);
     std::set<int>& taken = taken_[role];
@@ -84,14 +86,29 @@ net::Message Coordinator::join(const std::string& role, int requested, const net
       TRIB_CHECK(index >= 0, InvalidArgument, "coordinator: the job already has its {} {} role(s); {} was refused",
                  limit, role, from.to_string());
     }
+    const std::string name = fmt::format("{}/{}", role, index);
+    std::unique_ptr<Registration> registration;
+    try {
+      registration = registry_->enter(name, from.address, options_.member_ttl);
+    } catch (const InvalidArgument&) {
+      // Held in a registry that outlives this coordinator (etcd) by an earlier holder whose
+      // lease has not lapsed yet: this coordinator freed the index, so that entry is stale.
+      registry_->evict(name);
+      registration = registry_->enter(name, from.address, options_.member_ttl);
+    }
+    incarnation = registry_->roster().generation;
     taken.insert(index);
     if (role == "worker") ++workers_left_;
-    members_[from.address] = {role, index};
+    members_[from.address] = Entry{role, index, incarnation, std::move(registration)};
+    if (lost_.erase(name) > 0) store_.set(membership_key::lost(role, index), "");
+    store_.add("next/" + role, 1);  // how many have joined
+    store_.set(fmt::format("member/{}/{}", role, index), from.address);
+    store_.set(fmt::format("left/{}/{}", role, index), "");  // a new holder has not left
+    publish_locked();
   }
-  store_.add("next/" + role, 1);  // how many have joined
-  store_.set(fmt::format("member/{}/{}", role, index), from.address);
   json reply = {{"index", index},          {"job", options_.job_yaml}, {"run_dir", options_.run_dir}, {"resume", options_.resume},
-                {"ps", options_.ps},       {"workers", options_.workers}};
+                {"ps", options_.ps},       {"workers", options_.workers}, {"incarnation", incarnation},
+                {"roster", roster_to_json(roster())}};
   net::Message m;
   m.body = reply.dump();
   return m;
@@ -99,15 +116,95 @@ net::Message Coordinator::join(const std::string& role, int requested, const net
 
 void Coordinator::on_close(const net::PeerIdentity& peer, std::string_view reason) {
   if (shutting_down_) return;
-  std::pair<std::string, int> who;
+  std::string failure;
   {
     std::lock_guard lock(mu_);
-    auto it = members_.find(peer.address);
-    if (it == members_.end()) return;  // connected but never joined (a status probe)
-    who = it->second;
+    if (!members_.contains(peer.address)) return;  // connected but never joined (a status probe), or left
+    failure = evict_locked(peer.address, std::string(reason));
   }
-  if (store_.try_get(fmt::format("left/{}/{}", who.first, who.second))) return;  // a clean exit
-  fail(fmt::format("{} {} at {} was lost: {}", who.first, who.second, peer.address, reason));
+  if (!failure.empty()) fail(failure);
+}
+
+bool Coordinator::member_lost(const std::string& role, int index, const std::string& why) {
+  std::string failure;
+  {
+    std::lock_guard lock(mu_);
+    auto it = std::find_if(members_.begin(), members_.end(),
+                           [&](const auto& m) { return m.second.role == role && m.second.index == index; });
+    if (it == members_.end()) {
+      // Already evicted (its connection went first), or it left: judge by what was recorded.
+      if (lost_.contains(fmt::format("{}/{}", role, index))) return true;
+      if (store_.try_get(fmt::format("left/{}/{}", role, index)).value_or("") == "1") return true;
+      failure = fmt::format("{} {} {}", role, index, why);
+    } else {
+      failure = evict_locked(it->first, why);
+    }
+  }
+  if (failure.empty()) return true;
+  fail(failure);
+  return false;
+}
+
+std::string Coordinator::evict_locked(const std::string& address, const std::string& reason) {
+  auto it = members_.find(address);
+  Entry entry = std::move(it->second);
+  members_.erase(it);
+  // Eviction: the member leaves the registry, which starts a new generation.
+  registry_->evict(fmt::format("{}/{}", entry.role, entry.index));
+  entry.registration.reset();
+  const std::int64_t generation = registry_->roster().generation;
+  const bool optional = entry.role == "worker" && entry.index != 0 && options_.workers_may_be_lost;
+  std::string failure;
+  if (optional) {
+    lost_[fmt::format("{}/{}", entry.role, entry.index)] =
+        LostEntry{entry.role, entry.index, entry.incarnation, generation, reason};
+    taken_[entry.role].erase(entry.index);  // free for a new member
+    --workers_left_;
+    store_.set(membership_key::lost(entry.role, entry.index), std::to_string(generation));
+    cv_.notify_all();
+  } else {
+    failure = fmt::format("{} {} at {} was lost: {}", entry.role, entry.index, address, reason);
+  }
+  publish_locked();
+  return failure;
+}
+
+void Coordinator::leave(const std::string& role, int index, const std::string& from) {
+  store_.set(fmt::format("left/{}/{}", role, index), "1");
+  std::lock_guard lock(mu_);
+  auto it = members_.find(from);
+  if (it != members_.end() && it->second.role == role && it->second.index == index) {
+    members_.erase(it);  // its registration leaves: a new generation
+    publish_locked();
+  }
+  if (role == "worker") {
+    --workers_left_;
+    cv_.notify_all();
+  }
+}
+
+RosterView Coordinator::roster() {
+  std::string text = store_.try_get(membership_key::kRoster).value_or("");
+  return roster_from_json(text);
+}
+
+void Coordinator::publish_locked() {
+  RosterView view;
+  view.generation = registry_->roster().generation;
+  for (const auto& [address, e] : members_) view.members.push_back({e.role, e.index, address, e.incarnation});
+  for (const auto& [name, l] : lost_) view.lost.push_back(l);
+  const std::string text = roster_to_json(view);
+  store_.set(membership_key::kRoster, text);
+  store_.set(membership_key::kGeneration, std::to_string(view.generation));
+  if (!listener_) return;  // still constructing
+  // Pushed under mu_, so members see generations in order.
+  for (const auto& c : listener_->connections()) {
+    try {
+      c->notify(net::Message{proto::kMembershipChanged, text, Tensor()});
+    } catch (const std::exception&) {
+      // Gone: its own close will be a change of its own.
+    }
+  }
 }
 
 void Coordinator::fail(const std::string& why) {

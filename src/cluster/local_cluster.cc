@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "cluster/progress_board.h"
 #include "trib/cluster/coordinator.h"
 #include "trib/core/log.h"
+#include "trib/cluster/make_registry.h"
 #include "trib/net/cluster_secret.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
@@ -52,12 +55,19 @@ class Supervisor {
   void add(std::unique_ptr<ChildProcess> c) { children_.push_back(std::move(c)); }
 
   // One pass: forward output, collect exits. Returns the first failed child, if any; from
-  // then on only that child is heard.
-  ChildProcess* pump() {
+  // then on only that child is heard. A child for which `excused` says yes (a worker the job
+  // goes on without) is not a failure.
+  ChildProcess* pump(const std::function<bool(const ChildProcess&)>& excused = {}) {
     ChildProcess* failed = nullptr;
     for (auto& c : children_) {
       for (const std::string& line : c->read_lines()) board_.child_line(c->name(), line);
-      if (c->poll_exit() && !c->succeeded() && failed == nullptr && failed_ == nullptr) {
+      if (c->poll_exit() && !c->succeeded() && failed == nullptr && failed_ == nullptr && !excused_.contains(c.get())) {
+        if (excused && excused(*c)) {
+          excused_.insert(c.get());
+          board_.print(fmt::format("local cluster: {} (pid {}) {}; it was evicted, and the job goes on without it",
+                                   c->name(), c->pid(), c->describe_exit()));
+          continue;
+        }
         failed = failed_ = c.get();
         board_.stopping(c->name());
       }
@@ -106,6 +116,7 @@ class Supervisor {
   ProgressBoard& board_;
   std::vector<std::unique_ptr<ChildProcess>> children_;
   ChildProcess* failed_ = nullptr;
+  std::set<const ChildProcess*> excused_;
 };
 
 }  // namespace
@@ -122,7 +133,13 @@ int run_local_cluster(const LocalClusterOptions& o) {
   net::ClusterSecret secret = net::ClusterSecret::generate();
   auto ctx = net::NetContext::create(secret, net::PeerIdentity{"coordinator", 0, ""}, o.net, sink);
   auto transport = std::make_shared<net::TcpTransport>(ctx);
-  Coordinator coordinator(transport, {"127.0.0.1:0", o.job_yaml, o.run_dir, o.resume, o.ps, o.workers});
+  Coordinator coordinator(transport, {.job_yaml = o.job_yaml,
+                                      .run_dir = o.run_dir,
+                                      .resume = o.resume,
+                                      .ps = o.ps,
+                                      .workers = o.workers,
+                                      .workers_may_be_lost = o.workers_may_be_lost,
+                                      .registry = make_registry(o.store, o.job_name)});
   board.print(fmt::format("local cluster: coordinator at {}, {} parameter server(s), {} worker(s)",
                           coordinator.address(), o.ps, o.workers));
 
@@ -141,8 +158,14 @@ int run_local_cluster(const LocalClusterOptions& o) {
     sup.add(std::make_unique<ChildProcess>(fmt::format("worker{}", i), argv("worker", i), env));
 
   board.print(fmt::format("local cluster: started {}", sup.describe()));
+  // A worker process that ended is a lost member: the coordinator evicts it (if its
+  // connection did not tell it first) and says whether the job goes on without it.
+  auto evicted = [&coordinator](const ChildProcess& c) {
+    if (!c.name().starts_with("worker")) return false;
+    return coordinator.member_lost("worker", std::stoi(c.name().substr(6)), c.describe_exit());
+  };
   for (;;) {
-    if (ChildProcess* failed = sup.pump()) {
+    if (ChildProcess* failed = sup.pump(evicted)) {
       quiet = true;
       board.print(fmt::format("trib: error: {}; stopping the cluster", sup.describe_failure(*failed)));
       coordinator.fail(failed->name() + " " + failed->describe_exit());

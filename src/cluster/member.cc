@@ -20,6 +20,8 @@ Member::Member(std::shared_ptr<net::Transport> transport, const std::string& coo
     if (m.method == proto::kShutdown) {
       shutdown_ = true;
       cv_.notify_all();
+    } else if (m.method == proto::kMembershipChanged) {
+      on_roster(roster_from_json(m.body));
     }
     return net::Message{};
   };
@@ -28,10 +30,16 @@ Member::Member(std::shared_ptr<net::Transport> transport, const std::string& coo
     lost_ = true;
     lost_reason_ = fmt::format("the coordinator at {} was lost: {}", peer.address, reason);
     cv_.notify_all();
-    // Without its coordinator the job cannot finish (nobody would publish, nobody would
-    // stop the servers): a member that has not left stops at once rather than run on alone.
+    // Either the coordinator is gone, or it evicted this member (its connection was silent
+    // past the heartbeat timeout: a stopped process). Without its coordinator the job cannot
+    // finish; an evicted member's index may already belong to a new member, and nothing
+    // this process sends is applied any more. Either way it stops at once rather than run on
+    // alone; a launcher may start a new process to take the index.
     if (!left_ && !shutdown_) {
-      fmt::print(stderr, "trib: error: {}; stopping {} {}\n", lost_reason_, m_.role, m_.index);
+      fmt::print(stderr,
+                 "trib: error: {}; {} {} (incarnation {}, last generation seen {}) is no longer a member of the job "
+                 "(evicted, or the coordinator is gone): stopping\n",
+                 lost_reason_, m_.role, m_.index, m_.incarnation, generation_.load());
       std::fflush(nullptr);
       std::_Exit(3);
     }
@@ -65,6 +73,43 @@ Member::Member(std::shared_ptr<net::Transport> transport, const std::string& coo
   m_.job_yaml = r.at("job").get<std::string>();
   m_.run_dir = r.at("run_dir").get<std::string>();
   m_.resume = r.value("resume", false);
+  m_.incarnation = r.value("incarnation", std::int64_t{0});
+  if (r.contains("roster")) on_roster(roster_from_json(r.at("roster").get<std::string>()));
+}
+
+void Member::on_roster(RosterView view) {
+  std::vector<std::function<void(const RosterView&)>> subscribers;
+  {
+    std::lock_guard lock(mu_);
+    // Pushes come in order on one connection, but the join reply's roster may be older.
+    if (view.generation <= roster_.generation) return;
+    roster_ = view;
+    generation_ = view.generation;
+    subscribers = subscribers_;
+  }
+  cv_.notify_all();
+  for (const auto& s : subscribers) s(view);
+}
+
+RosterView Member::roster() const {
+  std::lock_guard lock(mu_);
+  return roster_;
+}
+
+RosterView Member::wait_for_change(std::int64_t seen, Millis timeout) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, timeout, [&] { return roster_.generation > seen; });
+  return roster_;
+}
+
+void Member::subscribe(std::function<void(const RosterView&)> on_change) {
+  RosterView now;
+  {
+    std::lock_guard lock(mu_);
+    subscribers_.push_back(on_change);
+    now = roster_;
+  }
+  on_change(now);
 }
 
 Member::~Member() {

@@ -16,6 +16,9 @@ enum Method : std::uint32_t {
   kJoin = 0x110,      // a role joins; the reply assigns its index and carries the job
   kLeave = 0x111,     // a role finished cleanly
   kShutdown = 0x112,  // coordinator -> member: the job is over, exit cleanly
+  // coordinator -> member (one-way): membership changed; the body is the roster JSON
+  // (membership_keys.h kRoster), carrying the new generation.
+  kMembershipChanged = 0x113,
 };
 
 // Keys are short paths ("ps/3/address"); values are addresses, counters and stream

@@ -43,6 +43,8 @@ PsServer::PsServer(PsServerOptions options) : o_(std::move(options)) {
   accumulator_ = Tensor::zeros(DType::f32, Shape{flat_elements_});
   clocks_.assign(o_.workers, 0);
   done_.assign(o_.workers, false);
+  floor_.assign(o_.workers, 0);
+  lost_.assign(o_.workers, false);
   pool_ = std::make_shared<PoolAllocator>();
 }
 
@@ -65,6 +67,8 @@ net::Message PsServer::handle(net::Message m, const net::PeerIdentity& from) {
   try {
     TRIB_CHECK(m.method == proto::kPsMethod, InvalidArgument, "request method 0x{:x} is not a PS request (0x{:x})",
                m.method, proto::kPsMethod);
+    // The sender is judged on the fixed header before the rest of the body is decoded.
+    check_generation(proto::decode_header(m.body));
     proto::Body body = proto::decode(m.body);
     TRIB_CHECK((body.header.flags & proto::kFlagReply) == 0, InvalidArgument, "a {} reply sent as a request",
                proto::type_name(body.type()));
@@ -94,6 +98,48 @@ net::Message PsServer::dispatch(const net::Message& m, const proto::Body& body) 
     }
   }
   throw InvalidArgument(fmt::format("unknown PS message type {}", body.header.type));
+}
+
+void PsServer::check_generation(const proto::Header& h) {
+  const auto type = static_cast<proto::Type>(h.type);
+  if (type != proto::Type::push && type != proto::Type::pull && type != proto::Type::done) return;
+  if (h.worker < 0 || h.worker >= o_.workers) return;  // check_worker names it after decoding
+  std::int64_t floor;
+  {
+    std::lock_guard lock(mu_);
+    floor = floor_[h.worker];
+    if (h.generation >= floor) return;
+    stats_.stale_generation++;
+  }
+  throw InvalidArgument(fmt::format(
+      "ps {}: a {} from worker {} of generation {}, but that worker was replaced (generations before {} are "
+      "refused): it comes from an evicted process",
+      o_.index, proto::type_name(type), h.worker, h.generation, floor));
+}
+
+void PsServer::worker_lost(int worker, std::int64_t generation) {
+  check_worker(worker, proto::Type::done);
+  std::lock_guard lock(mu_);
+  floor_[worker] = std::max(floor_[worker], generation);
+  if (lost_[worker]) return;
+  lost_[worker] = true;
+  done_[worker] = true;
+  // The round in progress may have waited only for this worker.
+  if (contributions_ > 0) complete_round(round_step_, last_lr_);
+  changed_.notify_all();
+}
+
+void PsServer::worker_joined(int worker, std::int64_t incarnation) {
+  check_worker(worker, proto::Type::done);
+  std::lock_guard lock(mu_);
+  if (incarnation < floor_[worker]) return;  // an older roster than one already seen
+  floor_[worker] = incarnation;
+  if (!lost_[worker]) return;
+  lost_[worker] = false;
+  const std::int64_t slowest = min_clock();
+  if (slowest != std::numeric_limits<std::int64_t>::max()) clocks_[worker] = slowest;
+  done_[worker] = false;
+  changed_.notify_all();
 }
 
 void PsServer::check_worker(int worker, proto::Type type) const {

@@ -86,6 +86,7 @@ std::string encode(const Body& b) {
   put<std::uint32_t>(out, static_cast<std::uint32_t>(b.sparse.size()));
   put<std::uint32_t>(out, h.wait_ms);
   put<std::uint32_t>(out, 0);
+  put<std::int64_t>(out, h.generation);
   for (const SparseEntry& e : b.sparse) {
     put<std::uint32_t>(out, e.slice);
     put<std::uint32_t>(out, 0);
@@ -103,17 +104,17 @@ std::string encode(const Body& b) {
   return out;
 }
 
-Body decode(std::string_view bytes) {
+Header decode_header(std::string_view bytes) {
   Reader in(bytes);
-  Body b;
-  Header& h = b.header;
+  Header h;
   h.version = in.get<std::uint8_t>("version");
   TRIB_CHECK(h.version == kWireVersion, InvalidArgument, "PS body of wire version {}, expected {}", h.version,
              kWireVersion);
   h.type = in.get<std::uint8_t>("type");
   TRIB_CHECK(h.type >= 1 && h.type <= kMaxType, InvalidArgument, "unknown PS message type {}", h.type);
+  const auto type = static_cast<Type>(h.type);
   h.flags = in.get<std::uint16_t>("flags");
-  TRIB_CHECK((h.flags & ~kKnownFlags) == 0, InvalidArgument, "PS {} body: unknown flags 0x{:x}", type_name(b.type()),
+  TRIB_CHECK((h.flags & ~kKnownFlags) == 0, InvalidArgument, "PS {} body: unknown flags 0x{:x}", type_name(type),
              h.flags);
   h.worker = in.get<std::int32_t>("worker");
   h.step = in.get<std::int64_t>("step");
@@ -122,8 +123,17 @@ Body decode(std::string_view bytes) {
   h.sparse_slices = in.get<std::uint32_t>("sparse_slices");
   h.wait_ms = in.get<std::uint32_t>("wait_ms");
   h.reserved = in.get<std::uint32_t>("reserved");
-  TRIB_CHECK(h.reserved == 0, InvalidArgument, "PS {} body: reserved header field is {}, expected 0",
-             type_name(b.type()), h.reserved);
+  TRIB_CHECK(h.reserved == 0, InvalidArgument, "PS {} body: reserved header field is {}, expected 0", type_name(type),
+             h.reserved);
+  h.generation = in.get<std::int64_t>("generation");
+  return h;
+}
+
+Body decode(std::string_view bytes) {
+  Body b;
+  b.header = decode_header(bytes);  // throws unless the whole header is there
+  const Header& h = b.header;
+  Reader in(bytes.substr(kHeaderBytes));
   // The table's length is checked against the bytes present before anything is allocated.
   TRIB_CHECK(h.sparse_slices <= in.left() / kSparseEntryBytes, InvalidArgument,
              "PS {} body claims {} sparse slices but holds {} bytes after the header", type_name(b.type()),

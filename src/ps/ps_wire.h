@@ -1,5 +1,5 @@
 // The body of every request between workers and parameter servers, and of their replies: a
-// fixed 40-byte header, then (pushes of embedding rows) a table of sparse slices and their
+// fixed 48-byte header, then (pushes of embedding rows) a table of sparse slices and their
 // row ids as one i64 array, then (checkpoint requests and some replies) text. The values
 // travel as the message's tensor: one flat f32 tensor per server per step, holding every
 // slice it owns in placement order. Little-endian, field by field; docs/wire_protocol.md.
@@ -17,8 +17,9 @@
 namespace trib::ps::proto {
 
 // net::Message::method of every PS request and reply: "PS" then the wire version.
-inline constexpr std::uint32_t kPsMethod = 0x01005350;
-inline constexpr std::uint8_t kWireVersion = 1;
+inline constexpr std::uint32_t kPsMethod = 0x02005350;
+// 2: the header carries the sender's generation (its incarnation), checked before decoding.
+inline constexpr std::uint8_t kWireVersion = 2;
 
 enum class Type : std::uint8_t {
   init = 1,     // chief -> ps: initial values (tensor), the step to start from
@@ -50,9 +51,13 @@ struct Header {
   std::uint32_t sparse_slices = 0; // push: entries in the sparse table that follows
   std::uint32_t wait_ms = 0;       // pull: longest the server may wait for the mode to allow `step`
   std::uint32_t reserved = 0;      // zero
+  // Worker requests: the generation the sender joined the job in (its incarnation; 0 outside
+  // a cluster). A server refuses, before decoding anything else, a request from an older
+  // incarnation of a worker index than the one it knows (docs/fault_tolerance.md).
+  std::int64_t generation = 0;
 };
 
-inline constexpr std::size_t kHeaderBytes = 40;
+inline constexpr std::size_t kHeaderBytes = 48;
 static_assert(std::is_standard_layout_v<Header>);
 static_assert(sizeof(Header) == kHeaderBytes, "no padding: the struct is the wire layout");
 static_assert(offsetof(Header, version) == 0);
@@ -65,6 +70,7 @@ static_assert(offsetof(Header, lr_bits) == 24);
 static_assert(offsetof(Header, sparse_slices) == 28);
 static_assert(offsetof(Header, wait_ms) == 32);
 static_assert(offsetof(Header, reserved) == 36);
+static_assert(offsetof(Header, generation) == 40);
 
 // One entry of a push's sparse table: the slice (its index among the server's slices) whose
 // gradient travels as `rows` rows, named by that many ids in the id array.
@@ -104,5 +110,8 @@ std::string encode(const Body& body);
 // array longer than the body, negative row counts, text longer than kMaxTextBytes.
 // Checks sizes against the body only: a server checks them against its slices.
 Body decode(std::string_view bytes);
+// The fixed header alone, checked as decode() checks it; the rest of the body is not read.
+// A server judges a request's sender by it before decoding the body.
+Header decode_header(std::string_view bytes);
 
 }  // namespace trib::ps::proto

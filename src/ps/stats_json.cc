@@ -12,6 +12,7 @@ std::string stats_to_json(const PsStats& s) {
   namespace k = stats_key;
   return json{{k::kBytesIn, s.bytes_in},     {k::kBytesOut, s.bytes_out},       {k::kRequests, s.requests},
               {k::kApplied, s.applied},      {k::kDroppedLate, s.dropped_late}, {k::kRefused, s.refused},
+              {k::kStaleGeneration, s.stale_generation},
               {k::kMaxClockGap, s.max_clock_gap}, {k::kStaleness, s.staleness}}
       .dump();
 }
@@ -27,6 +28,7 @@ PsStats stats_from_json(const std::string& text, const std::string& source) {
     s.applied = j.at(k::kApplied).get<std::uint64_t>();
     s.dropped_late = j.at(k::kDroppedLate).get<std::uint64_t>();
     s.refused = j.at(k::kRefused).get<std::uint64_t>();
+    s.stale_generation = j.at(k::kStaleGeneration).get<std::uint64_t>();
     s.max_clock_gap = j.at(k::kMaxClockGap).get<std::int64_t>();
     s.staleness = j.at(k::kStaleness).get<decltype(s.staleness)>();
   } catch (const json::exception& e) {

@@ -14,6 +14,7 @@ inline constexpr const char* kRequests = "requests";
 inline constexpr const char* kApplied = "applied";
 inline constexpr const char* kDroppedLate = "dropped_late";
 inline constexpr const char* kRefused = "refused";
+inline constexpr const char* kStaleGeneration = "stale_generation";
 inline constexpr const char* kMaxClockGap = "max_clock_gap";
 inline constexpr const char* kStaleness = "staleness";
 

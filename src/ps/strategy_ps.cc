@@ -83,6 +83,7 @@ Tensor PsUpdate::pack_values(int ps, const VariableStore& vars) const {
 void PsUpdate::push(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const {
   proto::Body body = proto::make_body(proto::Type::push);
   body.header.worker = o_.worker_index;
+  body.header.generation = o_.generation;
   body.header.step = step;
   body.header.version_seen = versions_[ps];
   proto::set_lr(body.header, o_.schedule->lr(step));
@@ -108,6 +109,7 @@ std::int64_t PsUpdate::pull(int ps, std::int64_t step, VariableStore& vars) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     proto::Body ask = proto::make_body(proto::Type::pull);
     ask.header.worker = o_.worker_index;
+    ask.header.generation = o_.generation;
     ask.header.step = step;
     ask.header.wait_ms = static_cast<std::uint32_t>(std::clamp(left, std::chrono::milliseconds(0), kPullWaitSlice).count());
     net::RequestOptions ro;
@@ -172,6 +174,8 @@ bool PsUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& grads, 
     fan_out_->run(o_.servers.size(), [&](std::size_t p) {
       proto::Body b = proto::make_body(proto::Type::push);
       b.header.worker = o_.worker_index;
+    b.header.generation = o_.generation;
+      b.header.generation = o_.generation;
       b.header.step = step + 1;
       exchange(static_cast<int>(p), b, pack_values(static_cast<int>(p), vars));
       pull(static_cast<int>(p), step + 1, vars);
@@ -214,6 +218,7 @@ void PsUpdate::finish() {
   fan_out_->run(o_.servers.size(), [&](std::size_t p) {
     proto::Body b = proto::make_body(proto::Type::done);
     b.header.worker = o_.worker_index;
+    b.header.generation = o_.generation;
     exchange(static_cast<int>(p), b);
   });
   if (o_.worker_index != 0) return;
@@ -224,6 +229,7 @@ void PsUpdate::finish() {
     out += fmt::format("\n  ps {}: {:.1f} MB in, {:.1f} MB out, {} requests, {} updates, {} late dropped", p,
                        s.bytes_in / 1e6, s.bytes_out / 1e6, s.requests, s.applied, s.dropped_late);
     if (s.refused > 0) out += fmt::format(", {} refused", s.refused);
+    if (s.stale_generation > 0) out += fmt::format(" ({} from evicted workers)", s.stale_generation);
     if (o_.mode == Mode::async || o_.mode == Mode::bounded)
       out += fmt::format("; staleness histogram (0, 1, ..., 14, 15+ updates) {}", nlohmann::json(s.staleness).dump());
     if (o_.mode == Mode::bounded) out += fmt::format("; max clock gap {}", s.max_clock_gap);

@@ -45,6 +45,7 @@ std::unique_ptr<update::UpdateStrategy> make_ps_update(const train::UpdateInputs
   std::vector<ps::VariableInfo> variables = trainable_variables(job);
   ps::PsUpdateOptions po;
   po.worker_index = links.worker_index;
+  po.generation = links.generation;
   po.workers = links.workers;
   po.mode = ps_mode(job.strategy.mode);
   po.period = job.strategy.period;

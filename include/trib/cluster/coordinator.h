@@ -1,6 +1,13 @@
 // The coordinator: hosts the rendezvous store, admits roles (assigning each an index and
-// handing it the job), watches their connections, and tells everyone to stop when the job
-// is over. Parameter servers and workers need only its address and the cluster secret.
+// handing it the job), keeps the membership in a Registry, watches the members' connections,
+// and tells everyone to stop when the job is over. Parameter servers and workers need only
+// its address and the cluster secret.
+//
+// Every change of membership (a join, a clean leave, a loss) starts a new generation: the
+// coordinator publishes the roster under membership_keys.h and pushes it to every connected
+// member (kMembershipChanged). A member whose connection is lost (killed, or silent past the
+// heartbeat timeout: SIGSTOP) is evicted. Whether the job goes on without it is the policy
+// below; when it does, its index is free for a new member (a new incarnation).
 #pragma once
 
 #include <atomic>
@@ -12,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "trib/cluster/registry.h"
+#include "trib/cluster/roster.h"
 #include "trib/cluster/store.h"
 #include "trib/net/transport.h"
 
@@ -24,6 +33,15 @@ struct CoordinatorOptions {
   bool resume = false;    // continue the run in run_dir from its newest checkpoint
   int ps = 0;
   int workers = 1;
+  // The strategy can go on without a lost worker (parameter servers: the others keep
+  // training). Worker 0, the chief, is never optional: it initializes the servers, writes
+  // checkpoints and the run's report. A lost parameter server always ends the job.
+  bool workers_may_be_lost = false;
+  // Where membership is kept; a MemoryRegistry when null.
+  std::shared_ptr<Registry> registry = nullptr;
+  // How long the registry keeps a silent member (only a registry in another process, such
+  // as etcd, uses it: here the connection's heartbeat timeout decides).
+  Millis member_ttl{10000};
 };
 
 // How a job ended, from the coordinator's view.
@@ -45,14 +63,34 @@ class Coordinator {
   Outcome wait(Millis timeout);
   // Records a failure seen from outside (a launcher seeing a child die) and wakes wait().
   void fail(const std::string& why);
+  // A launcher saw the process holding `role` `index` end (killed, crashed): it is evicted
+  // as if its connection had been lost. True when the job goes on without it (the policy
+  // above; also when it had already been evicted); false when the job failed.
+  bool member_lost(const std::string& role, int index, const std::string& why);
   // Tells every connected member to exit cleanly.
   void shutdown_members();
+  // The membership now (what membership/roster holds).
+  RosterView roster();
 
  private:
   net::Message handle(net::Message request, const net::PeerIdentity& from);
   // `requested`: the index the member asked for, or -1 for the lowest free one.
   net::Message join(const std::string& role, int requested, const net::PeerIdentity& from);
   void on_close(const net::PeerIdentity& peer, std::string_view reason);
+  // Under mu_: evicts the member at `address`; returns the failure to report ("" when the
+  // job goes on without it).
+  std::string evict_locked(const std::string& address, const std::string& reason);
+  void leave(const std::string& role, int index, const std::string& from);
+  // Under mu_: the roster of the current generation; publishes it (store and pushes).
+  void publish_locked();
+
+  // One admitted member, by the address of its connection.
+  struct Entry {
+    std::string role;
+    int index = 0;
+    std::int64_t incarnation = 0;
+    std::unique_ptr<Registration> registration;
+  };
 
   std::shared_ptr<net::Transport> transport_;
   CoordinatorOptions options_;
@@ -60,10 +98,12 @@ class Coordinator {
   std::unique_ptr<net::Listener> listener_;
   std::mutex mu_;
   std::condition_variable cv_;
+  std::shared_ptr<Registry> registry_;
   // Members by the address their connection comes from: the handshake happens before a
   // member knows its index, so the connection's address is what identifies it.
-  std::map<std::string, std::pair<std::string, int>> members_;
-  std::map<std::string, std::set<int>> taken_;  // role -> indices that have joined
+  std::map<std::string, Entry> members_;
+  std::map<std::string, std::set<int>> taken_;  // role -> indices held (or finished); a lost one is freed
+  std::map<std::string, LostEntry> lost_;       // "worker/1" -> its loss, until taken again
   int workers_left_ = 0;
   bool failed_ = false;
   std::string failure_;

@@ -21,6 +21,11 @@ struct LocalClusterOptions {
   bool resume = false;
   int ps = 0;
   int workers = 1;
+  // A lost worker (other than the chief) does not end the job: see CoordinatorOptions. Its
+  // process's exit is then no failure either.
+  bool workers_may_be_lost = false;
+  std::string store;     // cluster.store: where membership lives ("" or etcd://...)
+  std::string job_name;  // names the job's keys in that store
   net::NetOptions net;
   std::FILE* out = stdout;
   // `out` is a terminal: one live progress line for all workers (cluster/progress_board.h).

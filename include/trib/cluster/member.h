@@ -1,14 +1,18 @@
 // One role's membership in a job: it reaches the coordinator (retrying until the join
 // timeout, since roles on several hosts start in any order), is given its index and the job,
-// finds the other roles through the store, and hears when the job is over.
+// finds the other roles through the store, hears every change of membership (a new
+// generation) and when the job is over.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
+#include "trib/cluster/roster.h"
 #include "trib/cluster/store.h"
 #include "trib/net/transport.h"
 
@@ -22,6 +26,9 @@ struct Membership {
   std::string job_yaml;
   std::string run_dir;
   bool resume = false;
+  // The generation this member joined in. Data-plane requests carry it, so a server can
+  // refuse those of a replaced (evicted) process of the same index.
+  std::int64_t incarnation = 0;
 };
 
 class Member {
@@ -46,18 +53,33 @@ class Member {
   bool wait_for_shutdown(Millis timeout);
   bool shutdown_requested() const { return shutdown_; }
 
+  // The newest generation this member has heard of, and its roster.
+  std::int64_t generation() const { return generation_.load(); }
+  RosterView roster() const;
+  // Waits until the generation exceeds `seen` (returns the roster then) or `timeout` passes
+  // (returns the roster as it is).
+  RosterView wait_for_change(std::int64_t seen, Millis timeout);
+  // Calls `on_change` with every newer roster, on the connection's thread (keep it short),
+  // and once at once with the current one.
+  void subscribe(std::function<void(const RosterView&)> on_change);
+
  private:
   std::shared_ptr<net::Transport> transport_;
   std::string address_;
   std::shared_ptr<net::Connection> conn_;
   std::unique_ptr<RemoteStore> store_;
   Membership m_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::atomic<bool> shutdown_{false};
   std::atomic<bool> left_{false};
   bool lost_ = false;
   std::string lost_reason_;
+  std::atomic<std::int64_t> generation_{0};
+  RosterView roster_;  // under mu_
+  std::vector<std::function<void(const RosterView&)>> subscribers_;  // under mu_
+
+  void on_roster(RosterView view);
 };
 
 }  // namespace trib::cluster

@@ -30,6 +30,7 @@ namespace trib::ps {
 
 namespace proto {
 struct Body;
+struct Header;
 enum class Type : std::uint8_t;
 }
 struct PushLayout;
@@ -54,6 +55,9 @@ struct PsStats {
   std::uint64_t bytes_in = 0, bytes_out = 0, requests = 0;
   std::uint64_t applied = 0, dropped_late = 0;
   std::uint64_t refused = 0;       // malformed or oversized requests, answered with an error
+  // requests from a replaced incarnation of a worker (evicted, then back), refused on their
+  // header alone; also counted in `refused`
+  std::uint64_t stale_generation = 0;
   std::int64_t max_clock_gap = 0;  // bounded: most steps a pull ran ahead of the slowest worker
   std::array<std::uint64_t, 16> staleness{};  // histogram of updates between pull and apply (last bin: 15+)
 };
@@ -69,6 +73,16 @@ class PsServer {
   // NetOptions::max_frame_bytes to it, so a bigger claim is refused before any allocation.
   std::uint64_t max_request_bytes() const;
 
+  // Membership, as the coordinator announces it (a cluster's ps role feeds its Member's
+  // rosters here). A lost worker holds nobody back any more (its clock and the sync round no
+  // longer wait for it), and every request stamped with its incarnation, or an older one,
+  // is refused from now on: it comes from a process the job went on without. `generation`
+  // is the one the loss started.
+  void worker_lost(int worker, std::int64_t generation);
+  // A member holds `worker` in `incarnation`: requests of older incarnations are refused.
+  // A new holder of a lost index trains again from the slowest clock of the others.
+  void worker_joined(int worker, std::int64_t incarnation);
+
  private:
   net::Message dispatch(const net::Message& m, const proto::Body& body);
   net::Message init(const net::Message& m, const proto::Body& body);
@@ -82,6 +96,8 @@ class PsServer {
   std::int64_t min_clock() const;
   net::Message done(int worker);
   void check_worker(int worker, proto::Type type) const;
+  // Throws InvalidArgument (counted) for a worker request stamped with a replaced incarnation.
+  void check_generation(const proto::Header& header);
   // sync / averaging: contributions that complete a round, from the workers still training
   int needed_contributions() const;
   // sync / averaging, under mu_: applies the round's sum once enough workers contributed.
@@ -96,7 +112,10 @@ class PsServer {
   std::int64_t start_step_ = 0;
   std::int64_t version_ = 0;          // updates applied
   std::vector<std::int64_t> clocks_;  // per worker: steps pushed
-  std::vector<bool> done_;            // per worker: took its last step (a stream ran dry)
+  std::vector<bool> done_;            // per worker: took its last step (a stream ran dry), or was lost
+  // Per worker: the oldest incarnation still accepted (the holder's, or past a lost one's).
+  std::vector<std::int64_t> floor_;
+  std::vector<bool> lost_;            // per worker: lost, and not yet taken again
   Tensor values_;                     // every slice, flat, in placement order
   SlotStore slots_;
   // sync / averaging: the sum of this round's contributions and how many there were

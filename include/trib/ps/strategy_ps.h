@@ -26,6 +26,7 @@ struct Body;
 struct PsUpdateOptions {
   int worker_index = 0;
   int workers = 1;
+  std::int64_t generation = 0;  // the generation this worker joined in; stamped on every request
   Mode mode = Mode::async;
   int period = 4;  // averaging
   // training.clip_norm: the step's whole gradient (every variable, on every server) is

@@ -3,6 +3,7 @@
 // an allreduce group) and calls this; nothing else constructs a strategy from a job.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -22,6 +23,7 @@ struct WorkerLinks {
   int workers = 1;
   std::vector<std::shared_ptr<net::Connection>> servers;  // ps: one per server, by index
   std::shared_ptr<collectives::Group> group;              // allreduce: every worker's group
+  std::int64_t generation = 0;  // ps: the generation this worker joined in (its requests carry it)
 };
 
 // The strategy inputs.job.strategy names, over `links`: local (clip and optimizer here), ps

@@ -72,23 +72,49 @@ TEST(LocalCluster, BoundedStalenessTrainsToAccuracy) {
   fs::remove_all(out);
 }
 
-TEST(LocalCluster, AKilledWorkerStopsTheJobNamingIt) {
+// The chief (worker 0) initializes the servers and writes the run's checkpoints and report:
+// the job cannot go on without it.
+TEST(LocalCluster, AKilledChiefStopsTheJobNamingIt) {
   fs::path out = fresh_dir("killed");
   bool killed = false;
   TribRun r = run_trib(args({"train", kPs, "--output", out.string()}), std::chrono::seconds(120),
               [&](const std::string& line, testing::Trib&) {
                 std::smatch m;
                 static std::string pid;
-                if (std::regex_search(line, m, std::regex("worker1 \\(pid ([0-9]+)\\)"))) pid = m[1];
-                if (!killed && !pid.empty() && line.find("[worker1] step") != std::string::npos) {
+                if (std::regex_search(line, m, std::regex("worker0 \\(pid ([0-9]+)\\)"))) pid = m[1];
+                if (!killed && !pid.empty() && line.find("[worker0] step") != std::string::npos) {
                   ::kill(std::stoi(pid), SIGKILL);
                   killed = true;
                 }
               });
   ASSERT_TRUE(killed) << r.output;
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("worker1"), std::string::npos);
+  EXPECT_NE(r.output.find("worker0"), std::string::npos);
   EXPECT_NE(r.output.find("was killed by signal 9"), std::string::npos) << r.output;
+  fs::remove_all(out);
+}
+
+// RELIABILITY.md row 1, first half: an asynchronous job goes on without a killed worker
+// (other than the chief), and finishes cleanly.
+TEST(LocalCluster, AKilledWorkerIsEvictedAndTheAsyncJobGoesOn) {
+  fs::path out = fresh_dir("killed_worker");
+  bool killed = false;
+  std::string pid;
+  TribRun r = run_trib(args({"train", kPs, "--output", out.string(), "--set", "training.epochs=2"}),
+                       std::chrono::seconds(240), [&](const std::string& line, testing::Trib&) {
+                         std::smatch m;
+                         if (std::regex_search(line, m, std::regex("worker1 \\(pid ([0-9]+)\\)"))) pid = m[1];
+                         if (!killed && !pid.empty() && line.find("[worker1] step") != std::string::npos) {
+                           ::kill(std::stoi(pid), SIGKILL);
+                           killed = true;
+                         }
+                       });
+  ASSERT_TRUE(killed) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("local cluster: worker1 (pid " + pid + ") was killed by signal 9"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("it was evicted, and the job goes on without it"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("done: test accuracy"), std::string::npos) << "the chief finished the run";
   fs::remove_all(out);
 }
 

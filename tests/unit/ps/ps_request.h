@@ -17,6 +17,7 @@ struct Request {
   std::int64_t step = 0;
   float lr = 1.0f;
   std::uint32_t wait_ms = 0;
+  std::int64_t generation = 0;
   std::vector<proto::SparseEntry> sparse;
   std::vector<std::int64_t> ids;
   std::string text;
@@ -26,6 +27,7 @@ struct Request {
     b.header.worker = worker;
     b.header.step = step;
     b.header.wait_ms = wait_ms;
+    b.header.generation = generation;
     proto::set_lr(b.header, lr);
     b.sparse = sparse;
     if (!ids.empty()) b.ids = Tensor::from_vector(Shape{static_cast<std::int64_t>(ids.size())}, ids);

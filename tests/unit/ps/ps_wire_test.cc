@@ -61,6 +61,12 @@ TEST(PsWire, TheHeaderIsLittleEndianAtFixedOffsets) {
   EXPECT_EQ(bytes[8], 5);
   EXPECT_EQ(bytes[32], 0x0d);
   EXPECT_EQ(bytes[35], 0x0a);
+  b.header.generation = 0x0102030405060708;
+  bytes = encode(b);
+  EXPECT_EQ(bytes[40], 0x08);
+  EXPECT_EQ(bytes[47], 0x01);
+  EXPECT_EQ(decode_header(bytes).generation, 0x0102030405060708);
+  EXPECT_EQ(decode(bytes).header.generation, 0x0102030405060708);
 }
 
 TEST(PsWire, MalformedBodiesAreRefusedNamingTheField) {
@@ -68,8 +74,8 @@ TEST(PsWire, MalformedBodiesAreRefusedNamingTheField) {
   EXPECT_NE(refusal("").find("truncated at version"), std::string::npos);
   EXPECT_NE(refusal(good.substr(0, 20)).find("truncated at version"), std::string::npos) << refusal(good.substr(0, 20));
   std::string v = good;
-  v[0] = 2;
-  EXPECT_NE(refusal(v).find("wire version 2"), std::string::npos);
+  v[0] = 1;  // the version before generations were stamped
+  EXPECT_NE(refusal(v).find("wire version 1"), std::string::npos);
   std::string t = good;
   t[1] = 9;
   EXPECT_NE(refusal(t).find("unknown PS message type 9"), std::string::npos);
