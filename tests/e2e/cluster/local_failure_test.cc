@@ -17,19 +17,21 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-// Runs the job and kills worker1 with SIGKILL once `ready` holds (checked on every line and tick).
-TribRun run_and_kill_worker1(const std::vector<std::string>& args, const std::function<bool(const std::string&)>& ready,
+// Runs the job and kills worker0, the chief, with SIGKILL once `ready` holds (checked on every line and tick).
+// The chief, because its loss ends a ps job; a lost non-chief worker is evicted and the job goes on
+// (tests/e2e/ps/stalled_worker_test.cc).
+TribRun run_and_kill_chief(const std::vector<std::string>& args, const std::function<bool(const std::string&)>& ready,
                              pid_t& killed) {
-  pid_t worker1 = -1;
+  pid_t chief = -1;
   killed = -1;
   return run_trib(args, 120s, [&](const std::string& line, Trib&) {
-    if (worker1 < 0) {
+    if (chief < 0) {
       std::smatch m;
-      if (std::regex_search(line, m, std::regex("worker1 \\(pid ([0-9]+)\\)"))) worker1 = std::stoi(m[1].str());
+      if (std::regex_search(line, m, std::regex("worker0 \\(pid ([0-9]+)\\)"))) chief = std::stoi(m[1].str());
     }
-    if (worker1 > 0 && killed < 0 && ready(line)) {
-      ::kill(worker1, SIGKILL);
-      killed = worker1;
+    if (chief > 0 && killed < 0 && ready(line)) {
+      ::kill(chief, SIGKILL);
+      killed = chief;
     }
   });
 }
@@ -40,13 +42,13 @@ TEST(LocalClusterFailure, AKilledWorkerIsReportedOnceAndItsRunCanBeRerun) {
   std::string out = (dir.path() / "run").string();
   pid_t killed = -1;
   // Long enough to be killed mid-run, and no checkpoint before the end.
-  TribRun r = run_and_kill_worker1({"train", job, "--output", out, "--set", "training.steps=1000000", "--set",
+  TribRun r = run_and_kill_chief({"train", job, "--output", out, "--set", "training.steps=1000000", "--set",
                                     "training.eval_every=1000000", "--set", "training.checkpoint_every=1000000"},
                                    [](const std::string& line) { return line.find("[worker0] run directory:") == 0; },
                                    killed);
   ASSERT_GT(killed, 0) << r.output;
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find(fmt::format("trib: error: worker1 (pid {}) was killed by signal 9", killed)),
+  EXPECT_NE(r.output.find(fmt::format("trib: error: worker0 (pid {}) was killed by signal 9", killed)),
             std::string::npos)
       << r.output;
   EXPECT_EQ(count(r.output, "trib: error:"), 1u) << r.output;
@@ -68,7 +70,7 @@ TEST(LocalClusterFailure, ARunWithACheckpointIsKeptAndResumeIsNamed) {
   std::string job = dir.file("job.yaml", tiny_job("cluster: {ps: 1, workers: 2}\n"));
   std::string out = (dir.path() / "run").string();
   pid_t killed = -1;
-  TribRun r = run_and_kill_worker1({"train", job, "--output", out, "--set", "training.steps=1000000", "--set",
+  TribRun r = run_and_kill_chief({"train", job, "--output", out, "--set", "training.steps=1000000", "--set",
                                     "training.eval_every=1000000", "--set", "training.checkpoint_every=10"},
                                    [&](const std::string&) { return newest_checkpoint(out) >= 0; }, killed);
   ASSERT_GT(killed, 0) << r.output;
