@@ -132,6 +132,10 @@ int run_ps_role(const RoleArgs& args) {
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
   ps::PsServer server(strategy::ps_server_options(job, m.index, m.workers));
+  server.set_log([](const std::string& line) {
+    fmt::print("{}\n", line);
+    std::fflush(stdout);
+  });
   // Pushed gradients are received into recycled buffers: no page faults per step.
   auto receive_pool = std::make_shared<PoolAllocator>();
   net::NetOptions serving_options = net_options(job.cluster);
@@ -140,6 +144,9 @@ int run_ps_role(const RoleArgs& args) {
   auto serving = transport_for("ps", args, serving_options);
   net::Handlers h;
   h.on_request = [&server](net::Message req, const net::PeerIdentity& from) { return server.handle(std::move(req), from); };
+  // A worker's connection closing is how this server learns it is gone: it waits for it no
+  // more, and re-admits it if it comes back (relaunched).
+  h.on_close = [&server](const net::PeerIdentity& peer, std::string_view) { server.connection_closed(peer); };
   // With a static spec, server i listens on the port its entry lists; else any free port.
   std::string bind = args.bind_host.empty() ? job.cluster.bind_host : args.bind_host;
   bool listed = job.cluster.has_spec && m.index < static_cast<int>(job.cluster.spec.ps.size());
