@@ -57,6 +57,8 @@ int run_train(const TrainArgs& args) {
   lc.ps = o.job.cluster.ps;
   lc.workers = o.job.cluster.workers;
   lc.net = net_options(o.job.cluster);
+  lc.relaunch_workers = o.job.strategy.name == config::StrategyName::ps;
+  lc.max_restarts = o.job.cluster.max_restarts;
   return cluster::run_local_cluster(lc);
 }
 

@@ -107,6 +107,18 @@ void Coordinator::on_close(const net::PeerIdentity& peer, std::string_view reaso
     who = it->second;
   }
   if (store_.try_get(fmt::format("left/{}/{}", who.first, who.second))) return;  // a clean exit
+  if (options_.tolerate_lost_workers && who.first == "worker" && who.second != 0) {
+    // The parameter servers go on without it; a relaunched process may take the index again.
+    {
+      std::lock_guard lock(mu_);
+      taken_[who.first].erase(who.second);
+      members_.erase(peer.address);
+      --workers_left_;
+      cv_.notify_all();
+    }
+    store_.set(fmt::format("membership/lost/worker/{}", who.second), std::string(reason));
+    return;
+  }
   fail(fmt::format("{} {} at {} was lost: {}", who.first, who.second, peer.address, reason));
 }
 

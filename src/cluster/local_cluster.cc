@@ -49,6 +49,17 @@ class Supervisor {
 
   void add(std::unique_ptr<ChildProcess> c) { children_.push_back(std::move(c)); }
 
+  // Starts `old`'s program again under its name, in its place; returns the new process.
+  ChildProcess& relaunch(const ChildProcess* old, const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env) {
+    for (auto& c : children_)
+      if (c.get() == old) {
+        c = std::make_unique<ChildProcess>(old->name(), argv, env);
+        return *c;
+      }
+    throw InvalidArgument(fmt::format("no child process {} to relaunch", old->name()));
+  }
+
   // One pass: forward output, collect exits. Returns the first failed child, if any.
   ChildProcess* pump() {
     ChildProcess* failed = nullptr;
@@ -100,7 +111,8 @@ int run_local_cluster(const LocalClusterOptions& o) {
   net::ClusterSecret secret = net::ClusterSecret::generate();
   auto ctx = net::NetContext::create(secret, net::PeerIdentity{"coordinator", 0, ""}, o.net);
   auto transport = std::make_shared<net::TcpTransport>(ctx);
-  Coordinator coordinator(transport, {"127.0.0.1:0", o.job_yaml, o.run_dir, o.resume, o.ps, o.workers});
+  Coordinator coordinator(transport,
+                          {"127.0.0.1:0", o.job_yaml, o.run_dir, o.resume, o.ps, o.workers, o.relaunch_workers});
   fmt::print(o.out, "local cluster: coordinator at {}, {} parameter server(s), {} worker(s)\n",
              coordinator.address(), o.ps, o.workers);
 
@@ -112,15 +124,32 @@ int run_local_cluster(const LocalClusterOptions& o) {
                                            std::vector<std::string>{o.executable, "ps", "--join", coordinator.address(),
                                                                     "--index", std::to_string(i)},
                                            env));
+  auto worker_argv = [&](int i) {
+    return std::vector<std::string>{o.executable, "worker", "--join", coordinator.address(), "--index", std::to_string(i)};
+  };
   for (int i = 0; i < o.workers; ++i)
-    sup.add(std::make_unique<ChildProcess>(
-        fmt::format("worker{}", i),
-        std::vector<std::string>{o.executable, "worker", "--join", coordinator.address(), "--index", std::to_string(i)},
-        env));
+    sup.add(std::make_unique<ChildProcess>(fmt::format("worker{}", i), worker_argv(i), env));
+  int restarts = 0;  // of workers; the only role relaunched today
+  // A worker lost to a signal (kill -9, the OOM killer) is relaunched; one that exited with an
+  // error would fail again. The chief is not: it owns the run directory and the checkpoints.
+  auto relaunchable = [&](const ChildProcess& c) {
+    return o.relaunch_workers && c.name().starts_with("worker") && c.name() != "worker0" && c.term_signal() != 0 &&
+           restarts < o.max_restarts;
+  };
 
   fmt::print(o.out, "local cluster: started {}\n", sup.describe());
   for (;;) {
     if (ChildProcess* failed = sup.pump()) {
+      if (relaunchable(*failed)) {
+        ++restarts;
+        fmt::print(o.out, "local cluster: {} (pid {}) {}; relaunching ({} of {})\n", failed->name(), failed->pid(),
+                   failed->describe_exit(), restarts, o.max_restarts);
+        const int index = std::stoi(failed->name().substr(std::string("worker").size()));
+        ChildProcess& again = sup.relaunch(failed, worker_argv(index), env);
+        fmt::print(o.out, "local cluster: {} relaunched (pid {})\n", again.name(), again.pid());
+        std::fflush(o.out);
+        continue;
+      }
       fmt::print(o.out, "trib: error: {} (pid {}) {}; stopping the cluster\n", failed->name(), failed->pid(),
                  failed->describe_exit());
       coordinator.fail(failed->name() + " " + failed->describe_exit());

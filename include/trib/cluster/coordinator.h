@@ -24,6 +24,9 @@ struct CoordinatorOptions {
   bool resume = false;    // continue the run in run_dir from its newest checkpoint
   int ps = 0;
   int workers = 1;
+  // A lost worker other than the chief does not fail the job: its index is freed for a
+  // relaunched process (a local cluster of a parameter-server job sets this).
+  bool tolerate_lost_workers = false;
 };
 
 // How a job ended, from the coordinator's view.

@@ -1,7 +1,8 @@
 // One command, a whole cluster on this machine: the coordinator runs in the launcher, the
 // parameter servers and workers as child processes of the same binary. Their logs are
 // merged with a prefix per process, Ctrl-C is forwarded, and if any process fails the
-// launcher tears the rest down and exits non-zero, naming the process that failed.
+// launcher tears the rest down and exits non-zero, naming the process that failed, except a
+// lost worker of a parameter-server job, which is relaunched (one line says so each time).
 #pragma once
 
 #include <cstdio>
@@ -18,6 +19,11 @@ struct LocalClusterOptions {
   bool resume = false;
   int ps = 0;
   int workers = 1;
+  // A worker other than the chief that is killed by a signal is relaunched with its index,
+  // up to max_restarts times in all (cluster.max_restarts); it rejoins the running job.
+  // Parameter-server jobs only: their servers keep the state a relaunched worker needs.
+  bool relaunch_workers = false;
+  int max_restarts = 0;
   net::NetOptions net;
   std::FILE* out = stdout;
 };
