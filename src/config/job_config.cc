@@ -265,6 +265,7 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
   c.heartbeat_ms = r.get<int>("heartbeat_ms", c.heartbeat_ms);
   c.peer_timeout_ms = r.get<int>("peer_timeout_ms", c.peer_timeout_ms);
   c.join_timeout_s = r.get<int>("join_timeout_s", c.join_timeout_s);
+  c.preemption_grace_s = r.get<int>("preemption_grace_s", c.preemption_grace_s);
   c.store = r.get<std::string>("store", c.store);
   r.finish();
   try {
@@ -277,6 +278,8 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
              c.workers);
   TRIB_CHECK(c.heartbeat_ms > 0 && c.peer_timeout_ms > c.heartbeat_ms && c.join_timeout_s > 0, InvalidArgument,
              "config {}: cluster.peer_timeout_ms must exceed heartbeat_ms, both positive", r.file());
+  TRIB_CHECK(c.preemption_grace_s > 0, InvalidArgument, "config {}: cluster.preemption_grace_s must be at least 1, got {}",
+             r.file(), c.preemption_grace_s);
   return c;
 }
 

@@ -13,6 +13,7 @@
 #include "trib/config/job_config.h"
 #include "trib/train/progress.h"
 #include "trib/train/distribution.h"
+#include "trib/train/stop_request.h"
 
 namespace trib::train {
 
@@ -26,6 +27,9 @@ struct TrainerOptions {
   // and tools that want every loss, not just the evaluations.
   std::function<void(std::int64_t step, double loss)> on_step;
   Distribution distribution;
+  // Asked at every step boundary whether to stop there, with a checkpoint (preemption).
+  // Null: the run goes to its end.
+  StopRequest* stop = nullptr;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data
