@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "app/cluster_stop.h"
 #include "trib/cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
@@ -149,7 +150,24 @@ int run_ps_role(const RoleArgs& args) {
   member->store().set(fmt::format("ps/{}/address", m.index), address);
   fmt::print("ps {} serving at {} ({} mode)\n", m.index, address, config::to_string(job.strategy.mode));
   std::fflush(stdout);
-  while (!member->wait_for_shutdown(1s)) {
+  // SIGTERM (preemption): the job checkpoints, which needs this server, and then stops; so
+  // ask for that and go on serving until the coordinator says the job is over, or the grace
+  // period has passed.
+  std::optional<std::chrono::steady_clock::time_point> leave_by;
+  while (!member->wait_for_shutdown(200ms)) {
+    if (args.terminate == nullptr || !args.terminate->received()) continue;
+    if (!leave_by) {
+      leave_by = std::chrono::steady_clock::now() + std::chrono::seconds(job.cluster.preemption_grace_s);
+      fmt::print("ps {}: SIGTERM: asking the job to checkpoint and stop (grace {} s)\n", m.index,
+                 job.cluster.preemption_grace_s);
+      std::fflush(stdout);
+      member->store().set(kStopKey, fmt::format("ps {}: SIGTERM", m.index));
+    }
+    if (std::chrono::steady_clock::now() > *leave_by) {
+      fmt::print("ps {}: the job did not stop within cluster.preemption_grace_s ({} s); leaving\n", m.index,
+                 job.cluster.preemption_grace_s);
+      break;
+    }
   }
   member->leave();
   return 0;
@@ -198,7 +216,14 @@ int run_worker_role(const RoleArgs& args) {
   o.distribution.make_update = [links](const train::UpdateInputs& in) {
     return strategy::make_update_strategy(in, links);
   };
+  std::optional<ClusterStop> stop;
+  if (args.terminate != nullptr) {
+    stop.emplace(ClusterStopOptions{&member->store(), args.terminate, m.index,
+                                    job.strategy.name == config::StrategyName::allreduce});
+    o.stop = &*stop;
+  }
   train_job(o);
+  stop.reset();
   member->leave();
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "trib/config/job_config.h"
+#include "trib/core/termination_signal.h"
 #include "trib/net/cluster_secret.h"
 #include "trib/net/net_options.h"
 
@@ -19,6 +20,9 @@ struct RoleArgs {
   // Set by `trib node`: the split it was told to make; a job that disagrees is refused.
   int expected_ps = -1;
   int expected_workers = -1;
+  // SIGTERM, as the command installed it: the job checkpoints and stops (app/cluster_stop.h).
+  // Null: SIGTERM keeps its default meaning.
+  const TerminationSignal* terminate = nullptr;
 };
 
 int run_ps_role(const RoleArgs& args);

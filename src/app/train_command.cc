@@ -11,6 +11,7 @@
 #include "app/train_job.h"
 #include "trib/cluster/coordinator.h"
 #include "trib/cluster/local_cluster.h"
+#include "trib/core/termination_signal.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
 #include "trib/train/progress.h"
@@ -33,7 +34,11 @@ int run_train(const TrainArgs& args) {
   }
   o.interactive = train::Progress::is_terminal(stdout);
   BuiltinStream builtin(o.job);  // a stream job without a broker: one here, fed by a generator
+  // SIGTERM (preemption): a checkpoint at the next step boundary, then exit 0.
+  TerminationSignal terminate;
   if (!o.job.cluster.enabled) {
+    train::SignalStop stop(terminate);
+    o.stop = &stop;
     train_job(o);
     return 0;
   }
@@ -57,6 +62,8 @@ int run_train(const TrainArgs& args) {
   lc.ps = o.job.cluster.ps;
   lc.workers = o.job.cluster.workers;
   lc.net = net_options(o.job.cluster);
+  lc.terminate = &terminate;
+  lc.preemption_grace = std::chrono::seconds(o.job.cluster.preemption_grace_s);
   return cluster::run_local_cluster(lc);
 }
 

@@ -5,11 +5,13 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "trib/cluster/child_process.h"
 #include "trib/cluster/coordinator.h"
+#include "trib/cluster/job_stop.h"
 #include "trib/net/cluster_secret.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
@@ -24,22 +26,25 @@ using Clock = std::chrono::steady_clock;
 std::atomic<int> g_interrupt{0};  // NOLINT: a signal handler can only reach process state
 void on_signal(int sig) { g_interrupt.store(sig); }
 
+// SIGINT stops the cluster at once. So does SIGTERM, unless the caller handles it
+// (LocalClusterOptions::terminate: preemption, a checkpoint first).
 class SignalGuard {
  public:
-  SignalGuard() {
+  explicit SignalGuard(bool sigterm_too) : sigterm_(sigterm_too) {
     g_interrupt = 0;
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
+    if (sigterm_) sigaction(SIGTERM, &sa, &old_term_);
   }
   ~SignalGuard() {
     sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
+    if (sigterm_) sigaction(SIGTERM, &old_term_, nullptr);
   }
 
  private:
+  bool sigterm_;
   struct sigaction old_int_ {}, old_term_ {};
 };
 
@@ -104,7 +109,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
   fmt::print(o.out, "local cluster: coordinator at {}, {} parameter server(s), {} worker(s)\n",
              coordinator.address(), o.ps, o.workers);
 
-  SignalGuard signals;
+  SignalGuard signals(o.terminate == nullptr);
   Supervisor sup(o.out);
   std::map<std::string, std::string> env{{kSecretEnv, secret.to_hex()}};
   for (int i = 0; i < o.ps; ++i)
@@ -119,12 +124,24 @@ int run_local_cluster(const LocalClusterOptions& o) {
         env));
 
   fmt::print(o.out, "local cluster: started {}\n", sup.describe());
+  std::optional<Clock::time_point> stop_by;  // after SIGTERM: when the grace period ends
   for (;;) {
     if (ChildProcess* failed = sup.pump()) {
       fmt::print(o.out, "trib: error: {} (pid {}) {}; stopping the cluster\n", failed->name(), failed->pid(),
                  failed->describe_exit());
       coordinator.fail(failed->name() + " " + failed->describe_exit());
       sup.stop_all(std::chrono::seconds(5));
+      return 1;
+    }
+    if (o.terminate != nullptr && o.terminate->received() && !stop_by) {
+      fmt::print(o.out, "trib: SIGTERM: the job writes a checkpoint at its next step boundary and stops (grace {} s)\n",
+                 std::chrono::duration_cast<std::chrono::seconds>(o.preemption_grace).count());
+      coordinator.store().set(kStopKey, "the launcher: SIGTERM");
+      stop_by = Clock::now() + o.preemption_grace;
+    }
+    if (stop_by && Clock::now() > *stop_by) {
+      fmt::print(o.out, "trib: error: the job did not stop within cluster.preemption_grace_s; stopping the cluster\n");
+      sup.stop_all(std::chrono::seconds(2));
       return 1;
     }
     if (int sig = g_interrupt.load()) {
