@@ -81,6 +81,8 @@ int run_cli(int argc, char** argv) {
   coord_cmd->add_option("--listen", coord.listen, "HOST:PORT to listen on (default: the job's cluster.coordinator)");
   coord_cmd->add_option("--secret-file", coord.secret_file, "cluster secret (hex); created if missing")->required();
   coord_cmd->add_option("--output", coord.output, "run directory (on the chief worker's host)");
+  coord_cmd->add_option("--resume", coord.resume,
+                        "continue the run in this directory (on the chief worker's host) from its newest checkpoint");
   add_overrides(coord_cmd, coord.overrides);
 
   std::string inspect_path;

@@ -29,6 +29,7 @@ struct CoordinatorArgs {
   std::string listen;
   std::string secret_file;
   std::string output;
+  std::string resume;  // a run directory on the chief's host: continue from its newest checkpoint
   std::vector<std::string> overrides;
 };
 int run_coordinator(const CoordinatorArgs& args);
