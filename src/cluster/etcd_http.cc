@@ -1,5 +1,7 @@
 #include "cluster/etcd_http.h"
 
+#include "cluster/etcd_base64.h"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -285,6 +287,18 @@ bool bool_field(const json& object, const char* name, std::string_view what) {
   const json& v = object[name];
   if (v.is_boolean()) return v.get<bool>();
   throw bad_field(what, name, "true or false", v);
+}
+
+void watch_prefix_once(Http& http, const std::string& prefix, std::int64_t after, Clock::time_point until) {
+  nlohmann::json watch = {{"create_request",
+                           {{"key", base64_encode(prefix)},
+                            {"range_end", base64_encode(prefix_end(prefix))},
+                            {"start_revision", std::to_string(after + 1)}}}};
+  auto round_end = std::min(until, Clock::now() + http.options().watch_round);
+  http.stream("/v3/watch", watch, fmt::format("watch '{}'", prefix), round_end, [](const nlohmann::json& result) {
+    bool events = result.contains("events") && result["events"].is_array() && !result["events"].empty();
+    return !(events || bool_field(result, "canceled"));
+  });
 }
 
 }  // namespace trib::cluster::etcd

@@ -62,4 +62,10 @@ std::int64_t int_field(const nlohmann::json& object, const char* name, std::stri
 std::string string_field(const nlohmann::json& object, const char* name, std::string_view what = {});
 bool bool_field(const nlohmann::json& object, const char* name, std::string_view what = {});
 
+// One bounded round of a watch on every key under `prefix` from the revision after `after`:
+// returns at the first change, when etcd cancels the watch (its start was compacted), or at
+// min(`until`, now + watch_round) (a watch on a member that froze would hear nothing).
+// Either way the caller reads again.
+void watch_prefix_once(Http& http, const std::string& prefix, std::int64_t after, Clock::time_point until);
+
 }  // namespace trib::cluster::etcd

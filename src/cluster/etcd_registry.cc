@@ -161,16 +161,7 @@ Roster EtcdRegistry::wait_for_change(std::int64_t seen, Clock::time_point until)
     std::int64_t revision = 0;
     Roster r = reconcile(&revision);
     if (r.generation > seen || Clock::now() >= until) return r;
-    json watch = {{"create_request",
-                   {{"key", base64_encode(prefix_)},
-                    {"range_end", base64_encode(etcd::prefix_end(prefix_))},
-                    {"start_revision", std::to_string(revision + 1)}}}};
-    // Bounded rounds: a watch on a frozen member would hear nothing.
-    auto round_end = std::min(until, Clock::now() + http_->options().watch_round);
-    http_->stream("/v3/watch", watch, fmt::format("watch '{}'", prefix_), round_end, [](const json& result) {
-      bool events = result.contains("events") && result["events"].is_array() && !result["events"].empty();
-      return !(events || etcd::bool_field(result, "canceled"));
-    });
+    etcd::watch_prefix_once(*http_, prefix_, revision, until);
   }
 }
 

@@ -157,18 +157,7 @@ void EtcdStore::wait_for_change(Clock::time_point until) {
                          "reading the current revision", http_->deadline());
     from = int_field(r["header"], "revision");
   }
-  json watch = {{"create_request",
-                 {{"key", base64_encode(kv_prefix_)},
-                  {"range_end", base64_encode(etcd::prefix_end(kv_prefix_))},
-                  {"start_revision", std::to_string(from + 1)}}}};
-  // A watch on a member that froze would hear nothing; the caller rereads after each round.
-  auto round_end = std::min(until, Clock::now() + http_->options().watch_round);
-  http_->stream("/v3/watch", watch, fmt::format("watch '{}'", kv_prefix_), round_end, [](const json& result) {
-    // Stop at the first change, or when etcd cancels the watch (its start was compacted):
-    // either way the caller must read again.
-    bool events = result.contains("events") && result["events"].is_array() && !result["events"].empty();
-    return !(events || etcd::bool_field(result, "canceled"));
-  });
+  etcd::watch_prefix_once(*http_, kv_prefix_, from, until);
 }
 
 }  // namespace trib::cluster
