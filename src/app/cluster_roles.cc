@@ -146,6 +146,10 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
   ps::PsServer server(strategy::ps_server_options(job, m.index, m.workers));
+  server.set_log([](const std::string& line) {
+    fmt::print("{}\n", line);
+    std::fflush(stdout);
+  });
   // Pushed gradients are received into recycled buffers: no page faults per step.
   auto receive_pool = std::make_shared<PoolAllocator>();
   net::NetOptions serving_options = net_options(job);
@@ -162,6 +166,9 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
     for (const cluster::RosterEntry& e : roster.members)
       if (e.role == "worker") server.worker_joined(e.index, e.incarnation);
   });
+  // A worker's connection closing is how this server learns it is gone: it waits for it no
+  // more, and re-admits it if it comes back (relaunched).
+  h.on_close = [&server](const net::PeerIdentity& peer, std::string_view) { server.connection_closed(peer); };
   // With a static spec, server i listens on the port its entry lists; else any free port.
   std::string bind = bind_host(args, job);
   bool listed = job.cluster.has_spec && m.index < static_cast<int>(job.cluster.spec.ps.size());

@@ -9,7 +9,9 @@
 #include "ps/ps_wire.h"
 #include "ps/slice_io.h"
 #include "ps/stats_json.h"
+#include "ps/worker_roster.h"
 #include "trib/checkpoint/checkpoint.h"
+#include "checkpoint/crc32c.h"
 
 namespace trib::ps {
 
@@ -28,6 +30,8 @@ net::Message reply(proto::Body body, Tensor tensor = {}) {
 
 }  // namespace
 
+std::uint32_t values_crc32c(const Tensor& flat) { return crc32c(flat.data<float>(), flat.nbytes()); }
+
 Mode parse_mode(const std::string& name) {
   if (name == "sync") return Mode::sync;
   if (name == "async") return Mode::async;
@@ -42,10 +46,47 @@ PsServer::PsServer(PsServerOptions options) : o_(std::move(options)) {
   values_ = Tensor::zeros(DType::f32, Shape{flat_elements_});
   accumulator_ = Tensor::zeros(DType::f32, Shape{flat_elements_});
   clocks_.assign(o_.workers, 0);
-  done_.assign(o_.workers, false);
   floor_.assign(o_.workers, 0);
-  lost_.assign(o_.workers, false);
+  roster_ = std::make_unique<WorkerRoster>(o_.workers);
+  skip_notice_.assign(o_.workers, false);
+  contributed_.assign(o_.workers, false);
+  rejoined_.assign(o_.workers, false);
+  cursors_.assign(o_.workers, std::string());
   pool_ = std::make_shared<PoolAllocator>();
+}
+
+PsServer::~PsServer() = default;
+
+void PsServer::connection_closed(const net::PeerIdentity& peer) {
+  std::lock_guard lock(mu_);
+  const int worker = roster_->worker_at(peer.address);
+  if (worker >= 0) lose_locked(worker);
+}
+
+void PsServer::lose_locked(int worker) {
+  if (!roster_->lose(worker)) return;  // done already (a clean exit closes its connection too)
+  stats_.workers_lost++;
+  contributed_[worker] = false;
+  // The round in progress may have waited only for this worker.
+  if (contributions_ > 0) complete_round(round_step_, last_lr_);
+  changed_.notify_all();
+}
+
+void PsServer::note_worker(int worker, proto::Type type, const net::PeerIdentity& from) {
+  check_worker(worker, type);
+  std::lock_guard lock(mu_);
+  const bool round_open = contributions_ > 0;
+  if (roster_->note(worker, from.address, round_open) == WorkerRoster::Seen::readmitted) readmitted_locked(worker);
+}
+
+std::int64_t PsServer::resume_step(int worker) const {
+  switch (o_.mode) {
+    case Mode::sync: return start_step_ + version_;  // skipped rounds take the same step again
+    case Mode::averaging: return round_;
+    case Mode::async:
+    case Mode::bounded: return clocks_[worker];
+  }
+  return start_step_;
 }
 
 std::uint64_t PsServer::max_request_bytes() const {
@@ -72,7 +113,7 @@ net::Message PsServer::handle(net::Message m, const net::PeerIdentity& from) {
     proto::Body body = proto::decode(m.body);
     TRIB_CHECK((body.header.flags & proto::kFlagReply) == 0, InvalidArgument, "a {} reply sent as a request",
                proto::type_name(body.type()));
-    return dispatch(m, body);
+    return dispatch(m, body, from);
   } catch (const InvalidArgument& e) {
     // The transport sends this back as the reply; the server goes on serving.
     {
@@ -83,8 +124,11 @@ net::Message PsServer::handle(net::Message m, const net::PeerIdentity& from) {
   }
 }
 
-net::Message PsServer::dispatch(const net::Message& m, const proto::Body& body) {
-  switch (body.type()) {
+net::Message PsServer::dispatch(const net::Message& m, const proto::Body& body, const net::PeerIdentity& from) {
+  const proto::Type type = body.type();
+  if (type == proto::Type::pull || type == proto::Type::push || type == proto::Type::done)
+    note_worker(body.header.worker, type, from);
+  switch (type) {
     case proto::Type::init: return init(m, body);
     case proto::Type::restore: return restore(body.text);
     case proto::Type::pull: return pull(body);
@@ -121,24 +165,33 @@ void PsServer::worker_lost(int worker, std::int64_t generation) {
   check_worker(worker, proto::Type::done);
   std::lock_guard lock(mu_);
   floor_[worker] = std::max(floor_[worker], generation);
-  if (lost_[worker]) return;
-  lost_[worker] = true;
-  done_[worker] = true;
-  // The round in progress may have waited only for this worker.
-  if (contributions_ > 0) complete_round(round_step_, last_lr_);
-  changed_.notify_all();
+  lose_locked(worker);
 }
 
 void PsServer::worker_joined(int worker, std::int64_t incarnation) {
   check_worker(worker, proto::Type::done);
   std::lock_guard lock(mu_);
-  if (incarnation < floor_[worker]) return;  // an older roster than one already seen
+  // Only a newer holder re-admits the index: the same incarnation listed again (its
+  // connection closed before the coordinator noticed) is still the lost process.
+  if (incarnation <= floor_[worker]) return;
   floor_[worker] = incarnation;
-  if (!lost_[worker]) return;
-  lost_[worker] = false;
-  const std::int64_t slowest = min_clock();
-  if (slowest != std::numeric_limits<std::int64_t>::max()) clocks_[worker] = slowest;
-  done_[worker] = false;
+  if (!roster_->lost(worker)) return;
+  roster_->readmit(worker, contributions_ > 0);
+  readmitted_locked(worker);
+}
+
+void PsServer::readmitted_locked(int worker) {
+  stats_.workers_readmitted++;
+  skip_notice_[worker] = false;
+  rejoined_[worker] = true;
+  // Bounded staleness: a returning worker starts no further back than the slowest of the
+  // others, so it holds nobody back while it catches up.
+  if (o_.mode == Mode::bounded) {
+    std::int64_t slowest = std::numeric_limits<std::int64_t>::max();
+    for (int w = 0; w < o_.workers; ++w)
+      if (w != worker && roster_->active(w)) slowest = std::min(slowest, clocks_[w]);
+    if (slowest != std::numeric_limits<std::int64_t>::max()) clocks_[worker] = std::max(clocks_[worker], slowest);
+  }
   changed_.notify_all();
 }
 
@@ -182,19 +235,19 @@ net::Message PsServer::restore(const std::string& dir) {
 std::int64_t PsServer::min_clock() const {
   std::int64_t slowest = std::numeric_limits<std::int64_t>::max();
   for (std::size_t w = 0; w < clocks_.size(); ++w)
-    if (!done_[w]) slowest = std::min(slowest, clocks_[w]);
+    if (roster_->active(static_cast<int>(w))) slowest = std::min(slowest, clocks_[w]);
   return slowest;
 }
 
 int PsServer::needed_contributions() const {
-  const int active = static_cast<int>(std::count(done_.begin(), done_.end(), false));
-  return std::max(1, active - o_.backup_workers);
+  return std::max(1, roster_->counted() - o_.backup_workers);
 }
 
 net::Message PsServer::done(int worker) {
   check_worker(worker, proto::Type::done);
   std::lock_guard lock(mu_);
-  done_[worker] = true;
+  roster_->finish(worker);
+  contributed_[worker] = false;
   // The round in progress may have waited only for this worker.
   if (contributions_ > 0) complete_round(round_step_, last_lr_);
   changed_.notify_all();
@@ -203,6 +256,23 @@ net::Message PsServer::done(int worker) {
 
 void PsServer::complete_round(std::int64_t step, float lr) {
   if (contributions_ == 0 || contributions_ < needed_contributions()) return;
+  roster_->close_round();
+  if (round_nonfinite_) {
+    // Nothing is applied and the step does not advance: every worker of this round is told
+    // (its pull answers "skipped") and takes the same step again.
+    for (int w = 0; w < o_.workers; ++w)
+      if (contributed_[w]) skip_notice_[w] = true;
+    stats_.skipped_rounds++;
+  } else {
+    close_round_values(step, lr);
+  }
+  std::fill(contributed_.begin(), contributed_.end(), false);
+  round_nonfinite_ = false;
+  accumulator_.fill(0.0f);
+  contributions_ = 0;
+}
+
+void PsServer::close_round_values(std::int64_t step, float lr) {
   const float inv = 1.0f / static_cast<float>(contributions_);
   float* acc = accumulator_.data<float>();
   if (o_.mode == Mode::sync) {
@@ -215,18 +285,17 @@ void PsServer::complete_round(std::int64_t step, float lr) {
     ++version_;
     stats_.applied++;
   }
-  accumulator_.fill(0.0f);
-  contributions_ = 0;
 }
 
 net::Message PsServer::pull(const proto::Body& body) {
   const std::int64_t step = body.header.step;
   TRIB_CHECK(step >= -1 && step < kMaxStep, InvalidArgument, "ps {}: pull for step {}", o_.index, step);
-  check_worker(body.header.worker, proto::Type::pull);
+  const int worker = body.header.worker;
   std::unique_lock lock(mu_);
   auto ready = [&] {
     if (!initialized_) return false;
-    if (step < 0) return true;  // a plain read (start-up)
+    if (step < 0) return true;  // a plain read (start-up, or a relaunched worker)
+    if (skip_notice_[worker]) return true;
     switch (o_.mode) {
       case Mode::async: return true;
       case Mode::bounded: return step - min_clock() <= o_.staleness;
@@ -242,10 +311,22 @@ net::Message PsServer::pull(const proto::Body& body) {
   if (!changed_.wait_for(lock, wait, ready)) return reply(std::move(r));
   if (o_.mode == Mode::bounded && step >= 0) stats_.max_clock_gap = std::max(stats_.max_clock_gap, step - min_clock());
   r.header.flags = proto::kFlagReady;
+  if (step >= 0 && skip_notice_[worker]) {
+    r.header.flags |= proto::kFlagSkipped;
+    skip_notice_[worker] = false;
+  }
   r.header.version_seen = version_;
-  r.header.step = start_step_;
+  r.header.step = step < 0 ? resume_step(worker) : start_step_;
+  if (step < 0) r.text = cursors_[worker];
   Tensor snapshot = values_.clone(pool_.get());  // a snapshot; pooled, so no page faults per pull
   stats_.bytes_out += snapshot.nbytes();
+  if (step < 0 && rejoined_[worker]) {
+    rejoined_[worker] = false;
+    // The relaunched worker logs the checksum of what it got; the two lines must agree.
+    if (log_)
+      log_(fmt::format("ps {}: worker {} rejoined at step {}; values crc32c {:08x} (version {})", o_.index, worker,
+                         r.header.step, values_crc32c(snapshot), version_));
+  }
   return reply(std::move(r), std::move(snapshot));
 }
 
@@ -257,6 +338,7 @@ net::Message PsServer::push(const net::Message& m, const proto::Body& body) {
   const float lr = body.lr();
   TRIB_CHECK(std::isfinite(lr), InvalidArgument, "ps {}: push from worker {} with learning rate {}", o_.index,
              h.worker, lr);
+  if (h.flags & proto::kFlagNonFinite) return push_nonfinite(m, body);
   // Every size is checked against the slices before the lock is taken or a value read.
   const PushCheck check{o_.index, h.worker, &slices_, &o_.variables, o_.mode == Mode::sync || o_.mode == Mode::averaging};
   const PushLayout layout = check_push(check, body, m.tensor);
@@ -266,6 +348,7 @@ net::Message PsServer::push(const net::Message& m, const proto::Body& body) {
     case Mode::async:
     case Mode::bounded:
       apply_gradients(m.tensor, layout, body.ids, lr, h.version_seen);
+      if (!body.text.empty()) cursors_[h.worker] = body.text;
       break;
     case Mode::sync:
     case Mode::averaging: {
@@ -280,11 +363,38 @@ net::Message PsServer::push(const net::Message& m, const proto::Body& body) {
       float* acc = accumulator_.data<float>();
       for (std::int64_t i = 0; i < flat_elements_; ++i) acc[i] += g[i];
       ++contributions_;
+      contributed_[h.worker] = true;
+      if (!body.text.empty()) cursors_[h.worker] = body.text;
       last_lr_ = lr;
       round_step_ = h.step;
       complete_round(h.step, lr);
       break;
     }
+  }
+  changed_.notify_all();
+  return reply(proto::make_body(proto::Type::push));
+}
+
+net::Message PsServer::push_nonfinite(const net::Message& m, const proto::Body& body) {
+  const proto::Header& h = body.header;
+  TRIB_CHECK(!m.tensor.defined() && body.sparse.empty(), InvalidArgument,
+             "ps {}: a non-finite push from worker {} carries values", o_.index, h.worker);
+  TRIB_CHECK(o_.mode != Mode::averaging, InvalidArgument,
+             "ps {}: a non-finite push from worker {} in averaging mode (workers skip such steps locally)", o_.index,
+             h.worker);
+  std::lock_guard lock(mu_);
+  if (o_.mode == Mode::async || o_.mode == Mode::bounded) {
+    // Dropped; the worker's clock does not move, as it takes the step again.
+    stats_.dropped_nonfinite++;
+  } else if (h.step - start_step_ < version_) {
+    stats_.dropped_late++;  // the round closed without it
+  } else {
+    // A contribution of nothing that poisons the round: it closes as usual, and applies nothing.
+    ++contributions_;
+    contributed_[h.worker] = true;
+    round_nonfinite_ = true;
+    round_step_ = h.step;
+    complete_round(h.step, last_lr_);
   }
   changed_.notify_all();
   return reply(proto::make_body(proto::Type::push));

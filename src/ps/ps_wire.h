@@ -36,7 +36,13 @@ std::string_view type_name(Type type);
 enum Flags : std::uint16_t {
   kFlagReply = 1u << 0,  // a server's reply (same type as its request)
   kFlagReady = 1u << 1,  // pull reply: the values are attached; else ask again
-  kKnownFlags = kFlagReply | kFlagReady,
+  // push: this worker's gradients for `step` were not finite (NaN or Inf); no values travel.
+  // Sync rounds holding one are skipped everywhere; async servers drop it and count it.
+  kFlagNonFinite = 1u << 2,
+  // pull reply (sync): the round this worker pushed to was skipped (a non-finite push):
+  // nothing was applied, and the worker takes the same step again.
+  kFlagSkipped = 1u << 3,
+  kKnownFlags = kFlagReply | kFlagReady | kFlagNonFinite | kFlagSkipped,
 };
 
 // Host-side image of the fixed header.
@@ -45,7 +51,8 @@ struct Header {
   std::uint8_t type = 0;           // Type
   std::uint16_t flags = 0;         // Flags
   std::int32_t worker = 0;         // the asking worker (push, pull, done)
-  std::int64_t step = 0;           // push/pull/init: the step; restore and pull replies: the start step
+  std::int64_t step = 0;           // push/pull/init: the step; restore: the start step; pull reply: the
+                                   // start step, or for a plain read (step -1) where this worker resumes
   std::int64_t version_seen = 0;   // push: the server version its values were pulled at; pull reply: the version
   std::uint32_t lr_bits = 0;       // push: the learning rate, an IEEE-754 f32
   std::uint32_t sparse_slices = 0; // push: entries in the sparse table that follows

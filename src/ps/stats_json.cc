@@ -13,7 +13,9 @@ std::string stats_to_json(const PsStats& s) {
   return json{{k::kBytesIn, s.bytes_in},     {k::kBytesOut, s.bytes_out},       {k::kRequests, s.requests},
               {k::kApplied, s.applied},      {k::kDroppedLate, s.dropped_late}, {k::kRefused, s.refused},
               {k::kStaleGeneration, s.stale_generation},
-              {k::kMaxClockGap, s.max_clock_gap}, {k::kStaleness, s.staleness}}
+              {k::kMaxClockGap, s.max_clock_gap}, {k::kStaleness, s.staleness},
+              {k::kDroppedNonFinite, s.dropped_nonfinite}, {k::kSkippedRounds, s.skipped_rounds},
+              {k::kWorkersLost, s.workers_lost}, {k::kWorkersReadmitted, s.workers_readmitted}}
       .dump();
 }
 
@@ -31,6 +33,10 @@ PsStats stats_from_json(const std::string& text, const std::string& source) {
     s.stale_generation = j.at(k::kStaleGeneration).get<std::uint64_t>();
     s.max_clock_gap = j.at(k::kMaxClockGap).get<std::int64_t>();
     s.staleness = j.at(k::kStaleness).get<decltype(s.staleness)>();
+    s.dropped_nonfinite = j.at(k::kDroppedNonFinite).get<std::uint64_t>();
+    s.skipped_rounds = j.at(k::kSkippedRounds).get<std::uint64_t>();
+    s.workers_lost = j.at(k::kWorkersLost).get<std::uint64_t>();
+    s.workers_readmitted = j.at(k::kWorkersReadmitted).get<std::uint64_t>();
   } catch (const json::exception& e) {
     throw InvalidArgument(fmt::format("{}: malformed stats reply: {}", source, e.what()));
   }

@@ -17,6 +17,10 @@ inline constexpr const char* kRefused = "refused";
 inline constexpr const char* kStaleGeneration = "stale_generation";
 inline constexpr const char* kMaxClockGap = "max_clock_gap";
 inline constexpr const char* kStaleness = "staleness";
+inline constexpr const char* kDroppedNonFinite = "dropped_nonfinite";
+inline constexpr const char* kSkippedRounds = "skipped_rounds";
+inline constexpr const char* kWorkersLost = "workers_lost";
+inline constexpr const char* kWorkersReadmitted = "workers_readmitted";
 
 }  // namespace trib::ps::stats_key
 

@@ -86,6 +86,7 @@ void PsUpdate::push(int ps, std::int64_t step, const std::vector<update::GradTen
   body.header.generation = o_.generation;
   body.header.step = step;
   body.header.version_seen = versions_[ps];
+  body.text = cursor_;
   proto::set_lr(body.header, o_.schedule->lr(step));
   const PushPacking packing{&slices_[ps], &o_.variables, &gradient_of_[ps], o_.mode == Mode::sync, pool_.get()};
   Tensor values = pack_gradients(packing, grads, body);
@@ -103,7 +104,7 @@ proto::Body PsUpdate::exchange(int ps, const proto::Body& request, Tensor tensor
   return body;
 }
 
-std::int64_t PsUpdate::pull(int ps, std::int64_t step, VariableStore& vars) {
+PsUpdate::Pulled PsUpdate::pull(int ps, std::int64_t step, VariableStore& vars) {
   const auto deadline = Clock::now() + o_.wait_timeout;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -132,7 +133,7 @@ std::int64_t PsUpdate::pull(int ps, std::int64_t step, VariableStore& vars) {
         std::memcpy(t.data<float>() + s.row_begin * v.row_elements(), r.tensor.data<float>() + off, s.elements * 4);
         off += s.elements;
       }
-      return body.header.step;
+      return Pulled{body.header.step, (body.header.flags & proto::kFlagSkipped) != 0, std::move(body.text)};
     }
     TRIB_CHECK(Clock::now() < deadline, Timeout,
                "worker {}: parameter server {} did not release step {} within {} s (a stalled worker?)",
@@ -140,10 +141,44 @@ std::int64_t PsUpdate::pull(int ps, std::int64_t step, VariableStore& vars) {
   }
 }
 
-std::int64_t PsUpdate::pull_all(std::int64_t step, VariableStore& vars) {
-  std::vector<std::int64_t> start(o_.servers.size(), 0);
-  fan_out_->run(o_.servers.size(), [&](std::size_t p) { start[p] = pull(static_cast<int>(p), step, vars); });
-  return start.empty() ? 0 : start[0];
+PsUpdate::Pulled PsUpdate::pull_all(std::int64_t step, VariableStore& vars) {
+  std::vector<Pulled> got(o_.servers.size());
+  fan_out_->run(o_.servers.size(), [&](std::size_t p) { got[p] = pull(static_cast<int>(p), step, vars); });
+  Pulled out;
+  if (!got.empty()) out = got[0];
+  for (const Pulled& g : got) {
+    // Async servers each know this worker's clock; a relaunched worker resumes where the
+    // slowest of them saw it (and at its data cursor), so no step is pushed to a server twice.
+    if (g.step < out.step) {
+      out.step = g.step;
+      out.cursor = g.cursor;
+    }
+    out.skipped = out.skipped || g.skipped;
+  }
+  return out;
+}
+
+void PsUpdate::count_skip(std::int64_t step, const std::string& why) {
+  TRIB_CHECK(++consecutive_skips_ < o_.max_consecutive_skips, Error,
+             "worker {}: {} steps in a row were skipped for NaN or Inf gradients (last at step {}, {}); stopping. "
+             "Lower the learning rate or enable training.clip_norm",
+             o_.worker_index, consecutive_skips_, step, why);
+}
+
+bool PsUpdate::push_nonfinite(std::int64_t step, VariableStore& vars) {
+  bool skipped = false;
+  fan_out_->run(o_.servers.size(), [&](std::size_t p) {
+    proto::Body b = proto::make_body(proto::Type::push);
+    b.header.worker = o_.worker_index;
+    b.header.step = step;
+    b.header.flags = proto::kFlagNonFinite;
+    proto::set_lr(b.header, o_.schedule->lr(step));
+    exchange(static_cast<int>(p), b);
+  });
+  // Sync: the round closes (skipped) once every worker pushed; take the same step again
+  // with the values it left, which are the ones before it.
+  if (o_.mode == Mode::sync) skipped = pull_all(step + 1, vars).skipped;
+  return skipped;
 }
 
 std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) {
@@ -163,13 +198,28 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
         if (checkpoint->contains(name) && !lives_on_a_server(o_.variables, name))
           vars.set(name, checkpoint->tensor(name).clone());
   }
-  return pull_all(-1, vars);
+  Pulled read = pull_all(-1, vars);
+  const std::int64_t resume = read.step;
+  if (!read.cursor.empty()) resume_cursor_ = std::move(read.cursor);
+  if (o_.log && resume > 0) {
+    std::string sums;
+    for (int p = 0; p < o_.placement.num_ps; ++p)
+      sums += fmt::format("{}ps {} crc32c {:08x}", p == 0 ? "" : ", ", p, values_crc32c(pack_values(p, vars)));
+    o_.log(fmt::format("worker {}: starts at step {} with the servers' values ({})", o_.worker_index, resume, sums));
+  }
+  return resume;
 }
 
 bool PsUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars) {
-  if (!update::all_finite(grads)) return false;  // never send NaN to the servers
+  if (o_.mode != Mode::averaging && !update::all_finite(grads)) {
+    // Never send NaN to the servers: say so instead, so that a sync round is skipped
+    // everywhere and an async server counts the dropped push.
+    push_nonfinite(step, vars);
+    count_skip(step, "this worker's");
+    return false;
+  }
   if (o_.mode == Mode::averaging) {
-    local_->apply(step, grads, vars);  // clips, as configured
+    if (!local_->apply(step, grads, vars)) return false;  // clips, as configured; skips NaN (and aborts after M)
     if ((step + 1) % o_.period != 0) return true;
     fan_out_->run(o_.servers.size(), [&](std::size_t p) {
       proto::Body b = proto::make_body(proto::Type::push);
@@ -177,6 +227,7 @@ bool PsUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& grads, 
     b.header.generation = o_.generation;
       b.header.generation = o_.generation;
       b.header.step = step + 1;
+      b.text = cursor_;
       exchange(static_cast<int>(p), b, pack_values(static_cast<int>(p), vars));
       pull(static_cast<int>(p), step + 1, vars);
     });
@@ -189,10 +240,16 @@ bool PsUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& grads, 
     clip_by_global_norm(values, o_.clip_norm);
   }
   // Each server's push, then its pull for the next step, on its own thread.
+  std::vector<char> skipped(o_.servers.size(), 0);
   fan_out_->run(o_.servers.size(), [&](std::size_t p) {
     push(static_cast<int>(p), step, grads);
-    pull(static_cast<int>(p), step + 1, vars);
+    skipped[p] = pull(static_cast<int>(p), step + 1, vars).skipped;
   });
+  if (std::any_of(skipped.begin(), skipped.end(), [](char s) { return s != 0; })) {
+    count_skip(step, "another worker's");  // sync: the round was skipped everywhere
+    return false;
+  }
+  consecutive_skips_ = 0;
   return true;
 }
 

@@ -55,6 +55,10 @@ std::unique_ptr<update::UpdateStrategy> make_ps_update(const train::UpdateInputs
   po.optimizer = in.optimizer;
   po.schedule = in.schedule;
   po.clip_norm = job.training.clip_norm;
+  po.log = [](const std::string& line) {
+    fmt::print("{}\n", line);
+    std::fflush(stdout);
+  };
   return std::make_unique<ps::PsUpdate>(std::move(po));
 }
 

@@ -88,6 +88,11 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
                   plan.steps_per_epoch, 0, 0, std::chrono::steady_clock::now(), RunSummary{}, -1};
   ctx.step = update->start(vars, resumed ? &resumed->checkpoint : nullptr);
   if (resumed) ctx.saved_step = resumed->checkpoint.step();
+  if (std::optional<std::string> cursor = update->resume_data_cursor()) {
+    const data::DataPosition at = data::DataPosition::parse(*cursor);
+    source.resume_at(at);
+    progress.message(fmt::format("worker {}: rejoins at step {}, data at {}", dist.worker_index, ctx.step, at.to_string()));
+  }
   if (resumed)
     progress.message(fmt::format("resumed from {} at step {}", resumed->checkpoint.dir().string(), ctx.step));
   hooks.on_start(ctx);
@@ -112,6 +117,7 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     Tensor x = as_model_input(batch->features(), spec.input);
     StepResult r = graph_for(batch->rows()).run(x, batch->labels(), vars, static_cast<std::uint64_t>(ctx.step),
                                                 [u](std::size_t i, const update::GradTensor& g) { u->on_gradient_ready(i, g); });
+    if (std::optional<data::DataPosition> p = source.position()) update->set_data_cursor(p->serialize());
     if (!update->apply(ctx.step, r.grads, vars)) {
       progress.message(fmt::format("step {}: non-finite gradient, step skipped", ctx.step));
       source.skipped(*batch);

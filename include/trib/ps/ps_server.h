@@ -7,6 +7,15 @@
 //              ahead of the slowest worker (stale-synchronous parallel);
 //   averaging  workers train locally and push parameters every `period` steps; the server
 //              averages them.
+// Workers come and go (src/ps/worker_roster.h): a worker whose connection closes, or that
+// the server is told is lost, is waited for no more: sync and averaging rounds close with
+// the others and the next ones expect one fewer, bounded staleness skips it. A relaunched
+// worker (same index, new connection) is re-admitted: its plain read answers the step it
+// resumes at (sync: the current round; async and bounded: one past its last push), and it
+// counts again from the next round.
+// Non-finite gradients arrive as flagged pushes without values: a sync round holding one
+// applies nothing (every worker of the round is told, and takes the step again); async and
+// bounded servers drop it and count it.
 // Requests follow src/ps/ps_wire.h. Each is decoded once and every size it declares is
 // checked against this server's slices before anything is read; a malformed or oversized
 // request is refused with an InvalidArgument naming the problem (the transport sends it
@@ -15,6 +24,7 @@
 
 #include <array>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -34,9 +44,12 @@ struct Header;
 enum class Type : std::uint8_t;
 }
 struct PushLayout;
+class WorkerRoster;
 
 enum class Mode { sync, async, bounded, averaging };
 Mode parse_mode(const std::string& name);
+// The checksum a server and a rejoining worker log of a server's flat values.
+std::uint32_t values_crc32c(const Tensor& flat);
 
 struct PsServerOptions {
   int index = 0;
@@ -58,6 +71,9 @@ struct PsStats {
   // requests from a replaced incarnation of a worker (evicted, then back), refused on their
   // header alone; also counted in `refused`
   std::uint64_t stale_generation = 0;
+  std::uint64_t dropped_nonfinite = 0;  // async and bounded: pushes of NaN or Inf gradients
+  std::uint64_t skipped_rounds = 0;     // sync: rounds that applied nothing (a non-finite push)
+  std::uint64_t workers_lost = 0, workers_readmitted = 0;
   std::int64_t max_clock_gap = 0;  // bounded: most steps a pull ran ahead of the slowest worker
   std::array<std::uint64_t, 16> staleness{};  // histogram of updates between pull and apply (last bin: 15+)
 };
@@ -65,6 +81,7 @@ struct PsStats {
 class PsServer {
  public:
   explicit PsServer(PsServerOptions options);
+  ~PsServer();
   // Serves requests; the Transport's handlers call this.
   net::Message handle(net::Message request, const net::PeerIdentity& from);
   PsStats stats() const;
@@ -72,6 +89,11 @@ class PsServer {
   // values, the row ids of a push and a checkpoint path. Serving transports cap
   // NetOptions::max_frame_bytes to it, so a bigger claim is refused before any allocation.
   std::uint64_t max_request_bytes() const;
+  // The serving transport's on_close handler: the worker on that connection, if any, is lost.
+  void connection_closed(const net::PeerIdentity& peer);
+  // Where the server reports a worker's relaunch (the lines a launcher forwards); none: silent.
+  // Set before serving.
+  void set_log(std::function<void(const std::string&)> log) { log_ = std::move(log); }
 
   // Membership, as the coordinator announces it (a cluster's ps role feeds its Member's
   // rosters here). A lost worker holds nobody back any more (its clock and the sync round no
@@ -80,15 +102,17 @@ class PsServer {
   // is the one the loss started.
   void worker_lost(int worker, std::int64_t generation);
   // A member holds `worker` in `incarnation`: requests of older incarnations are refused.
-  // A new holder of a lost index trains again from the slowest clock of the others.
+  // A newer holder of a lost index is counted again (from the next round when one is open;
+  // under bounded staleness, from the slowest clock of the others).
   void worker_joined(int worker, std::int64_t incarnation);
 
  private:
-  net::Message dispatch(const net::Message& m, const proto::Body& body);
+  net::Message dispatch(const net::Message& m, const proto::Body& body, const net::PeerIdentity& from);
   net::Message init(const net::Message& m, const proto::Body& body);
   net::Message restore(const std::string& dir);
   net::Message pull(const proto::Body& body);
   net::Message push(const net::Message& m, const proto::Body& body);
+  net::Message push_nonfinite(const net::Message& m, const proto::Body& body);
   net::Message save(const std::string& dir);
   void apply_gradients(const Tensor& flat, const PushLayout& layout, const Tensor& ids, float lr,
                        std::int64_t pulled_version);
@@ -98,12 +122,23 @@ class PsServer {
   void check_worker(int worker, proto::Type type) const;
   // Throws InvalidArgument (counted) for a worker request stamped with a replaced incarnation.
   void check_generation(const proto::Header& header);
+  // Checks the index and notes the connection it came on (re-admitting a relaunched worker).
+  void note_worker(int worker, proto::Type type, const net::PeerIdentity& from);
+  // Under mu_: stops waiting for `worker`; an open round may now be complete.
+  void lose_locked(int worker);
+  // Under mu_: `worker` was taken back (a new connection, or a newer holder in the roster).
+  void readmitted_locked(int worker);
+  // Under mu_: the step `worker` continues from after a plain read.
+  std::int64_t resume_step(int worker) const;
   // sync / averaging: contributions that complete a round, from the workers still training
   int needed_contributions() const;
   // sync / averaging, under mu_: applies the round's sum once enough workers contributed.
   void complete_round(std::int64_t step, float lr);
+  // Under mu_: applies the round's average (sync) or takes it as the values (averaging).
+  void close_round_values(std::int64_t step, float lr);
 
   PsServerOptions o_;
+  std::function<void(const std::string&)> log_;
   std::vector<Slice> slices_;
   std::int64_t flat_elements_ = 0;
   mutable std::mutex mu_;
@@ -112,10 +147,14 @@ class PsServer {
   std::int64_t start_step_ = 0;
   std::int64_t version_ = 0;          // updates applied
   std::vector<std::int64_t> clocks_;  // per worker: steps pushed
-  std::vector<bool> done_;            // per worker: took its last step (a stream ran dry), or was lost
   // Per worker: the oldest incarnation still accepted (the holder's, or past a lost one's).
   std::vector<std::int64_t> floor_;
-  std::vector<bool> lost_;            // per worker: lost, and not yet taken again
+  std::unique_ptr<WorkerRoster> roster_;  // who is still training
+  std::vector<bool> skip_notice_;     // sync, per worker: the round it pushed to was skipped
+  std::vector<bool> contributed_;     // sync, per worker: pushed to the open round
+  std::vector<std::string> cursors_;  // per worker: the data cursor of its last applied push
+  std::vector<bool> rejoined_;        // per worker: re-admitted, its plain read not answered yet
+  bool round_nonfinite_ = false;      // sync: the open round holds a non-finite push
   Tensor values_;                     // every slice, flat, in placement order
   SlotStore slots_;
   // sync / averaging: the sum of this round's contributions and how many there were

@@ -6,6 +6,7 @@
 // Each server's push, reply and pull run concurrently with the other servers' (FanOut).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,12 @@ struct PsUpdateOptions {
   std::shared_ptr<const Optimizer> optimizer;  // averaging: the local optimizer
   std::shared_ptr<const Schedule> schedule;
   std::chrono::milliseconds wait_timeout{600000};  // longest wait for a slow peer
+  // Abort after this many steps in a row skipped for NaN or Inf gradients (this worker's
+  // own, or in sync mode any worker's: such a round is skipped everywhere).
+  int max_consecutive_skips = 10;
+  // Where a worker that joins a running job (relaunched) says where it starts and the
+  // checksum of the values it got; none: silent.
+  std::function<void(const std::string&)> log;
 };
 
 class PsUpdate final : public update::UpdateStrategy {
@@ -50,6 +57,8 @@ class PsUpdate final : public update::UpdateStrategy {
   std::int64_t start(VariableStore& vars, const Checkpoint* checkpoint) override;
   void save(CheckpointWriter& writer, const VariableStore& vars) override;
   void finish() override;
+  void set_data_cursor(std::string cursor) override { cursor_ = std::move(cursor); }
+  std::optional<std::string> resume_data_cursor() const override { return resume_cursor_; }
   std::string report() const override { return report_; }
 
  private:
@@ -60,8 +69,17 @@ class PsUpdate final : public update::UpdateStrategy {
   proto::Body exchange(int ps, const proto::Body& request, Tensor tensor = {}) const;
   // Pulls server `ps`'s values for `step` (-1: whatever it holds) into `vars`, waiting
   // while it says the mode does not allow that step yet. Returns the server's start step.
-  std::int64_t pull(int ps, std::int64_t step, VariableStore& vars);
-  std::int64_t pull_all(std::int64_t step, VariableStore& vars);
+  struct Pulled {
+    std::int64_t step = 0;  // the server's start step (a plain read: where this worker resumes)
+    bool skipped = false;   // sync: the round was skipped (a worker's gradients were not finite)
+    std::string cursor;     // a plain read: the data cursor of this worker's last applied push
+  };
+  Pulled pull(int ps, std::int64_t step, VariableStore& vars);
+  Pulled pull_all(std::int64_t step, VariableStore& vars);
+  // Tells every server this step's gradients were not finite (sync: and waits for the round).
+  bool push_nonfinite(std::int64_t step, VariableStore& vars);
+  // Counts a skipped step; throws after max_consecutive_skips in a row.
+  void count_skip(std::int64_t step, const std::string& why);
 
   PsUpdateOptions o_;
   std::vector<std::vector<Slice>> slices_;  // per server
@@ -74,6 +92,9 @@ class PsUpdate final : public update::UpdateStrategy {
   std::unique_ptr<update::LocalUpdate> local_;  // averaging mode
   std::unique_ptr<FanOut> fan_out_;
   std::string report_;
+  int consecutive_skips_ = 0;
+  std::string cursor_;  // sent with each push (set_data_cursor)
+  std::optional<std::string> resume_cursor_;
 };
 
 }  // namespace trib::ps

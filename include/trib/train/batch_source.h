@@ -41,6 +41,10 @@ class BatchSource {
   // The step of `batch` was skipped (a non-finite gradient): consumed, not trained on.
   virtual void skipped(const data::Batch& /*batch*/) {}
 
+  // Continue from `position` (a relaunched worker's, kept by its parameter servers); a
+  // source without positions ignores it.
+  virtual void resume_at(const data::DataPosition& /*position*/) {}
+
   // Where a resumed run continues after the last applied batch, saved as the checkpoint's
   // data_position by the chief. nullopt: nothing to save (an iterator that cannot be
   // replayed, or positions that hooks save themselves).

@@ -33,6 +33,7 @@ class DatasetBatchSource final : public BatchSource {
   // Seeks to the chief's saved position, moved to this worker's shard (resume_position.h).
   void start(const SourceStart& start) override;
   std::optional<data::Batch> next() override;
+  void resume_at(const data::DataPosition& position) override { pipeline_.seek(position); }
   std::optional<data::DataPosition> position() const override { return pipeline_.position(); }
 
  private:

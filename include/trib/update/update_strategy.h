@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,15 @@ class UpdateStrategy {
   virtual void finish() {}
   // A few lines for the end-of-run summary (per-PS load, staleness); empty by default.
   virtual std::string report() const { return ""; }
+
+  // The data position (opaque bytes, data::DataPosition::serialize) that holds once the
+  // step about to be applied is: strategies whose servers outlive a worker keep it with
+  // the step, so that a relaunched worker resumes its data exactly where the servers'
+  // state says it stood. Called before each apply() by a loop whose source has positions.
+  virtual void set_data_cursor(std::string /*cursor*/) {}
+  // After start(): where this worker's data resumes, when the strategy knows (a relaunched
+  // parameter-server worker); nullopt: where the source's own start put it.
+  virtual std::optional<std::string> resume_data_cursor() const { return std::nullopt; }
 
   // Optimizer state for checkpoints, as named tensors.
   virtual std::map<std::string, Tensor> state() const { return {}; }

@@ -1,0 +1,46 @@
+// Which workers a parameter server waits for. A worker is active until it says it took its
+// last step (done) or its connection closes (lost). A lost worker that comes back (the same
+// index on a new connection, as a relaunched process does) is re-admitted; during an open
+// sync or averaging round it is pending, so that round closes without it and the next
+// rounds count it again. Not thread-safe: the server calls it under its own lock.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trib::ps {
+
+class WorkerRoster {
+ public:
+  explicit WorkerRoster(int workers);
+
+  enum class Seen { known, first, readmitted };
+  // A request from `worker` on the connection at `address`. A worker on a new connection
+  // is re-admitted (its old connection is gone, or going); `round_open` makes it pending.
+  // Throws InvalidArgument for a worker declared lost that still uses its old connection.
+  Seen note(int worker, const std::string& address, bool round_open);
+  // The worker whose current connection is at `address`, or -1.
+  int worker_at(const std::string& address) const;
+  // Returns true if the worker was active (it now no longer counts).
+  bool lose(int worker);
+  void finish(int worker) { done_[worker] = true; }
+  // A lost worker taken back by the membership (a newer holder of the index): counted again,
+  // from the next round when `round_open`; its next request may come on any connection.
+  void readmit(int worker, bool round_open);
+  // A round closed: pending workers count from the next one.
+  void close_round();
+
+  bool done(int worker) const { return done_[worker]; }
+  bool lost(int worker) const { return lost_[worker]; }
+  // Still training: neither done nor lost (pending ones included).
+  bool active(int worker) const { return !done_[worker] && !lost_[worker]; }
+  // How many workers a round waits for: active and not pending.
+  int counted() const;
+  int size() const { return static_cast<int>(done_.size()); }
+
+ private:
+  std::vector<bool> done_, lost_, pending_;
+  std::vector<std::string> address_;  // per worker: its current connection ("" before its first request)
+};
+
+}  // namespace trib::ps
