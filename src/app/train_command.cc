@@ -90,6 +90,8 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.live = terminal;
   lc.log_level = log.level();
   lc.workers_may_be_lost = o.job.strategy.name == config::StrategyName::ps;
+  lc.relaunch_workers = lc.workers_may_be_lost;
+  lc.max_restarts = o.job.cluster.max_restarts;
   lc.store = o.job.cluster.store;
   lc.job_name = o.job.name;
   int code = cluster::run_local_cluster(lc);

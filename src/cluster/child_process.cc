@@ -100,6 +100,8 @@ std::optional<int> ChildProcess::poll_exit() {
 
 bool ChildProcess::succeeded() const { return status_ && WIFEXITED(*status_) && WEXITSTATUS(*status_) == 0; }
 
+int ChildProcess::term_signal() const { return status_ && WIFSIGNALED(*status_) ? WTERMSIG(*status_) : 0; }
+
 std::string ChildProcess::describe_exit() const {
   if (!status_) return "is still running";
   if (WIFEXITED(*status_)) return fmt::format("exited with status {}", WEXITSTATUS(*status_));

@@ -35,6 +35,8 @@ class ChildProcess {
   // "exited with status 3", "was killed by signal 9 (Killed)".
   std::string describe_exit() const;
   bool succeeded() const;
+  // The signal that ended the child (kill -9: 9); 0 while it runs or when it exited.
+  int term_signal() const;
 
   void signal(int sig);
 

@@ -54,18 +54,29 @@ class Supervisor {
 
   void add(std::unique_ptr<ChildProcess> c) { children_.push_back(std::move(c)); }
 
+  // Starts `old`'s program again under its name, in its place; returns the new process.
+  ChildProcess& relaunch(const ChildProcess* old, const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env) {
+    for (auto& c : children_)
+      if (c.get() == old) {
+        excused_.erase(old);
+        c = std::make_unique<ChildProcess>(old->name(), argv, env);
+        return *c;
+      }
+    throw InvalidArgument(fmt::format("no child process {} to relaunch", old->name()));
+  }
+
   // One pass: forward output, collect exits. Returns the first failed child, if any; from
   // then on only that child is heard. A child for which `excused` says yes (a worker the job
-  // goes on without) is not a failure.
-  ChildProcess* pump(const std::function<bool(const ChildProcess&)>& excused = {}) {
+  // goes on without) is not a failure: it is added to `lost`.
+  ChildProcess* pump(const std::function<bool(const ChildProcess&)>& excused, std::vector<ChildProcess*>& lost) {
     ChildProcess* failed = nullptr;
     for (auto& c : children_) {
       for (const std::string& line : c->read_lines()) board_.child_line(c->name(), line);
       if (c->poll_exit() && !c->succeeded() && failed == nullptr && failed_ == nullptr && !excused_.contains(c.get())) {
         if (excused && excused(*c)) {
           excused_.insert(c.get());
-          board_.print(fmt::format("local cluster: {} (pid {}) {}; it was evicted, and the job goes on without it",
-                                   c->name(), c->pid(), c->describe_exit()));
+          lost.push_back(c.get());
           continue;
         }
         failed = failed_ = c.get();
@@ -94,6 +105,11 @@ class Supervisor {
     for (const auto& c : children_)
       if (c->name().starts_with(prefix) && !c->exited()) return false;
     return true;
+  }
+
+  ChildProcess* pump() {
+    std::vector<ChildProcess*> ignored;
+    return pump({}, ignored);
   }
 
   // SIGTERM, then SIGKILL for whoever is still there after `grace`.
@@ -156,6 +172,13 @@ int run_local_cluster(const LocalClusterOptions& o) {
   for (int i = 0; i < o.ps; ++i) sup.add(std::make_unique<ChildProcess>(fmt::format("ps{}", i), argv("ps", i), env));
   for (int i = 0; i < o.workers; ++i)
     sup.add(std::make_unique<ChildProcess>(fmt::format("worker{}", i), argv("worker", i), env));
+  int restarts = 0;  // of workers; the only role relaunched today
+  // A worker lost to a signal (kill -9, the OOM killer) is relaunched; one that exited with an
+  // error would fail again. The chief is not: it owns the run directory and the checkpoints.
+  auto relaunchable = [&](const ChildProcess& c) {
+    return o.relaunch_workers && c.name().starts_with("worker") && c.name() != "worker0" && c.term_signal() != 0 &&
+           restarts < o.max_restarts;
+  };
 
   board.print(fmt::format("local cluster: started {}", sup.describe()));
   // A worker process that ended is a lost member: the coordinator evicts it (if its
@@ -165,7 +188,22 @@ int run_local_cluster(const LocalClusterOptions& o) {
     return coordinator.member_lost("worker", std::stoi(c.name().substr(6)), c.describe_exit());
   };
   for (;;) {
-    if (ChildProcess* failed = sup.pump(evicted)) {
+    std::vector<ChildProcess*> lost;
+    ChildProcess* failed = sup.pump(evicted, lost);
+    for (ChildProcess* c : lost) {
+      if (!relaunchable(*c)) {
+        board.print(fmt::format("local cluster: {} (pid {}) {}; it was evicted, and the job goes on without it",
+                                c->name(), c->pid(), c->describe_exit()));
+        continue;
+      }
+      ++restarts;
+      board.print(fmt::format("local cluster: {} (pid {}) {}; relaunching ({} of {})", c->name(), c->pid(),
+                              c->describe_exit(), restarts, o.max_restarts));
+      const int index = std::stoi(c->name().substr(std::string("worker").size()));
+      ChildProcess& again = sup.relaunch(c, argv("worker", index), env);
+      board.print(fmt::format("local cluster: {} relaunched (pid {})", again.name(), again.pid()));
+    }
+    if (failed) {
       quiet = true;
       board.print(fmt::format("trib: error: {}; stopping the cluster", sup.describe_failure(*failed)));
       coordinator.fail(failed->name() + " " + failed->describe_exit());

@@ -246,6 +246,7 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
   c.heartbeat_ms = r.get<int>("heartbeat_ms", c.heartbeat_ms);
   c.peer_timeout_ms = r.get<int>("peer_timeout_ms", c.peer_timeout_ms);
   c.join_timeout_s = r.get<int>("join_timeout_s", c.join_timeout_s);
+  c.max_restarts = r.get<int>("max_restarts", c.max_restarts);
   c.store = r.get<std::string>("store", c.store);
   r.finish();
   try {
@@ -258,6 +259,8 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
              c.workers);
   TRIB_CHECK(c.heartbeat_ms > 0 && c.peer_timeout_ms > c.heartbeat_ms && c.join_timeout_s > 0, InvalidArgument,
              "config {}: cluster.peer_timeout_ms must exceed heartbeat_ms, both positive", r.file());
+  TRIB_CHECK(c.max_restarts >= 0 && c.max_restarts <= 1000, InvalidArgument,
+             "config {}: {} is {}, expected 0..1000", r.file(), r.where("max_restarts"), c.max_restarts);
   return c;
 }
 

@@ -3,7 +3,8 @@
 // merged with a prefix per process (on a terminal, below them one live progress line for all
 // workers), Ctrl-C is forwarded, and if any process fails the launcher tears the rest down
 // and exits non-zero, printing that process's error once, named; the others' teardown is not
-// printed.
+// printed. A lost worker of a parameter-server job is relaunched instead (one
+// line says so each time), up to cluster.max_restarts.
 #pragma once
 
 #include <cstdio>
@@ -26,6 +27,11 @@ struct LocalClusterOptions {
   bool workers_may_be_lost = false;
   std::string store;     // cluster.store: where membership lives ("" or etcd://...)
   std::string job_name;  // names the job's keys in that store
+  // A worker other than the chief that is killed by a signal is relaunched with its index,
+  // up to max_restarts times in all (cluster.max_restarts); it rejoins the running job.
+  // Parameter-server jobs only: their servers keep the state a relaunched worker needs.
+  bool relaunch_workers = false;
+  int max_restarts = 0;
   net::NetOptions net;
   std::FILE* out = stdout;
   // `out` is a terminal: one live progress line for all workers (cluster/progress_board.h).

@@ -106,6 +106,9 @@ struct ClusterConfig {
   int heartbeat_ms = 1000;
   int peer_timeout_ms = 5000;  // a silent peer is declared dead after this
   int join_timeout_s = 60;     // how long roles wait for each other at start
+  // A local cluster relaunches a lost process (killed by a signal) up to this many times
+  // per role; 0: a lost process stops the job.
+  int max_restarts = 3;
   // Where rendezvous and membership live: "" for the coordinator's built-in store, or
   // "etcd://h1:2379,h2:2379,h3:2379" for an etcd cluster that outlives any one machine.
   std::string store;

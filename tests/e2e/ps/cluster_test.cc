@@ -77,8 +77,9 @@ TEST(LocalCluster, BoundedStalenessTrainsToAccuracy) {
 TEST(LocalCluster, AKilledChiefStopsTheJobNamingIt) {
   fs::path out = fresh_dir("killed");
   bool killed = false;
-  TribRun r = run_trib(args({"train", kPs, "--output", out.string()}), std::chrono::seconds(120),
-              [&](const std::string& line, testing::Trib&) {
+  // With no restarts allowed (a relaunched worker is tests/faults/ps/relaunch_test.cc).
+  TribRun r = run_trib(args({"train", kPs, "--output", out.string(), "--set", "cluster.max_restarts=0"}),
+              std::chrono::seconds(120), [&](const std::string& line, testing::Trib&) {
                 std::smatch m;
                 static std::string pid;
                 if (std::regex_search(line, m, std::regex("worker0 \\(pid ([0-9]+)\\)"))) pid = m[1];
