@@ -21,9 +21,41 @@ const std::string kPs = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yam
 // Short: two workers, 4 epochs of a 24,000-example subset (375 steps each). Worker 1 is killed
 // when the chief reports its first epoch: a point in the run, not a time (progress lines come
 // every 5 s, which a fast machine may not reach).
-std::vector<std::string> job(const fs::path& out) {
-  return {"train", kPs, "--output", out.string(), "--set", "threads.intra=1", "--set", "training.train_metrics=false",
-          "--set", "data.train_subset=24000", "--set", "training.epochs=4"};
+std::vector<std::string> job(const fs::path& out, std::vector<std::string> extra = {}) {
+  std::vector<std::string> a = {"train", kPs, "--output", out.string(), "--set", "threads.intra=1", "--set",
+                                "training.train_metrics=false", "--set", "data.train_subset=24000", "--set",
+                                "training.epochs=4"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+// Runs the job, killing worker 1 with SIGKILL when the chief reports its first epoch.
+TribRun run_killing_worker1(const std::vector<std::string>& args, bool& killed) {
+  std::string pid;
+  return run_trib(args, std::chrono::seconds(120), [&](const std::string& line, testing::Trib&) {
+    std::smatch m;
+    if (pid.empty() && std::regex_search(line, m, std::regex("worker1 \\(pid ([0-9]+)\\)"))) pid = m[1];
+    if (!killed && !pid.empty() && std::regex_search(line, std::regex("^\\[worker0\\] +[0-9]+ +1\\.00 "))) {
+      ::kill(std::stoi(pid), SIGKILL);
+      killed = true;
+    }
+  });
+}
+
+// The step worker 1 resumed at, after checking that the values it starts from are the ones
+// server 0 sent it (crc32c logged on both sides).
+int checked_rejoin(const std::string& output) {
+  std::smatch worker, server;
+  EXPECT_TRUE(std::regex_search(output, worker,
+                                std::regex("\\[worker1\\] worker 1: starts at step ([0-9]+) with the servers' values \\(ps 0 crc32c ([0-9a-f]{8})\\)")))
+      << output;
+  EXPECT_TRUE(std::regex_search(output, server,
+                                std::regex("\\[ps0\\] ps 0: worker 1 rejoined at step ([0-9]+); values crc32c ([0-9a-f]{8})")))
+      << output;
+  if (worker.empty() || server.empty()) return -1;
+  EXPECT_EQ(worker[1], server[1]) << "the step the server says the worker resumes at";
+  EXPECT_EQ(worker[2], server[2]) << "the values the worker starts from are the ones the server sent";
+  return std::stoi(worker[1].str());
 }
 
 double final_accuracy(const std::string& output) {
@@ -39,36 +71,34 @@ TEST(PsRelaunch, AKilledAsyncWorkerIsRelaunchedRejoinsWithTheServersValuesAndThe
   const double fault_free = final_accuracy(clean.output);
 
   fs::path out = testing::fresh_path("faults", "relaunch");
-  std::string pid;
   bool killed = false;
-  TribRun r = run_trib(job(out), std::chrono::seconds(120), [&](const std::string& line, testing::Trib&) {
-    std::smatch m;
-    if (pid.empty() && std::regex_search(line, m, std::regex("worker1 \\(pid ([0-9]+)\\)"))) pid = m[1];
-    if (!killed && !pid.empty() && std::regex_search(line, std::regex("^\\[worker0\\] +[0-9]+ +1\\.00 "))) {
-      ::kill(std::stoi(pid), SIGKILL);
-      killed = true;
-    }
-  });
+  TribRun r = run_killing_worker1(job(out), killed);
   ASSERT_TRUE(killed) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("worker1 \\(pid [0-9]+\\) was killed by signal 9.*; relaunching \\(1 of 3\\)")))
       << r.output;
-  // The relaunched worker's variables at its first step equal the servers' values.
-  std::smatch worker, server;
-  ASSERT_TRUE(std::regex_search(r.output, worker,
-                                std::regex("\\[worker1\\] worker 1: starts at step ([0-9]+) with the servers' values \\(ps 0 crc32c ([0-9a-f]{8})\\)")))
-      << r.output;
-  ASSERT_TRUE(std::regex_search(r.output, server,
-                                std::regex("\\[ps0\\] ps 0: worker 1 rejoined at step ([0-9]+); values crc32c ([0-9a-f]{8})")))
-      << r.output;
-  EXPECT_EQ(worker[1], server[1]) << "the step the server says the worker resumes at";
-  EXPECT_EQ(worker[2], server[2]) << "the values the worker starts from are the ones the server sent";
-  EXPECT_GT(std::stoi(worker[1].str()), 0) << "the current step, not a fresh start";
+  EXPECT_GT(checked_rejoin(r.output), 0) << "the current step, not a fresh start";
   EXPECT_NE(r.output.find("[worker1] worker 1: rejoins at step"), std::string::npos)
       << "its data resumes at the cursor of its last applied push\n" << r.output;
   EXPECT_NEAR(final_accuracy(r.output), fault_free, 0.01) << r.output;
   fs::remove_all(out);
   fs::remove_all(clean_out);
+}
+
+TEST(PsRelaunch, SyncRoundsGoOnWithoutAKilledWorkerAndCountItAgainOnceRelaunched) {
+  fs::path out = testing::fresh_path("faults", "relaunch_sync");
+  bool killed = false;
+  TribRun r = run_killing_worker1(job(out, {"--set", "strategy.mode=sync", "--set", "cluster.workers=3"}), killed);
+  ASSERT_TRUE(killed) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("relaunching (1 of 3)"), std::string::npos) << r.output;
+  EXPECT_GT(checked_rejoin(r.output), 0);
+  // 3 workers share 24,000 examples: 62 steps an epoch, 248 in 4. Every round was applied:
+  // none waited forever for the lost worker, none was applied twice.
+  EXPECT_NE(r.output.find("248 updates"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[worker1] step 248/248"), std::string::npos) << "the relaunched worker finished the run\n"
+                                                                         << r.output;
+  fs::remove_all(out);
 }
 
 }  // namespace
