@@ -444,7 +444,12 @@ net::Message PsServer::save(const std::string& dir) {
 
 PsStats PsServer::stats() const {
   std::lock_guard lock(mu_);
-  return stats_;
+  PsStats s = stats_;
+  for (int w = 0; w < o_.workers; ++w) {
+    s.workers_training += roster_->active(w);
+    s.workers_away += roster_->lost(w) && !roster_->done(w);
+  }
+  return s;
 }
 
 }  // namespace trib::ps

@@ -15,7 +15,8 @@ std::string stats_to_json(const PsStats& s) {
               {k::kStaleGeneration, s.stale_generation},
               {k::kMaxClockGap, s.max_clock_gap}, {k::kStaleness, s.staleness},
               {k::kDroppedNonFinite, s.dropped_nonfinite}, {k::kSkippedRounds, s.skipped_rounds},
-              {k::kWorkersLost, s.workers_lost}, {k::kWorkersReadmitted, s.workers_readmitted}}
+              {k::kWorkersLost, s.workers_lost}, {k::kWorkersReadmitted, s.workers_readmitted},
+              {k::kWorkersTraining, s.workers_training}, {k::kWorkersAway, s.workers_away}}
       .dump();
 }
 
@@ -37,6 +38,8 @@ PsStats stats_from_json(const std::string& text, const std::string& source) {
     s.skipped_rounds = j.at(k::kSkippedRounds).get<std::uint64_t>();
     s.workers_lost = j.at(k::kWorkersLost).get<std::uint64_t>();
     s.workers_readmitted = j.at(k::kWorkersReadmitted).get<std::uint64_t>();
+    s.workers_training = j.at(k::kWorkersTraining).get<std::uint64_t>();
+    s.workers_away = j.at(k::kWorkersAway).get<std::uint64_t>();
   } catch (const json::exception& e) {
     throw InvalidArgument(fmt::format("{}: malformed stats reply: {}", source, e.what()));
   }

@@ -21,6 +21,8 @@ inline constexpr const char* kDroppedNonFinite = "dropped_nonfinite";
 inline constexpr const char* kSkippedRounds = "skipped_rounds";
 inline constexpr const char* kWorkersLost = "workers_lost";
 inline constexpr const char* kWorkersReadmitted = "workers_readmitted";
+inline constexpr const char* kWorkersTraining = "workers_training";
+inline constexpr const char* kWorkersAway = "workers_away";
 
 }  // namespace trib::ps::stats_key
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
+#include <thread>
 
 #include "ps/fan_out.h"
 #include "ps/ps_wire.h"
@@ -198,6 +199,7 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
         if (checkpoint->contains(name) && !lives_on_a_server(o_.variables, name))
           vars.set(name, checkpoint->tensor(name).clone());
   }
+  vars_ = &vars;
   Pulled read = pull_all(-1, vars);
   const std::int64_t resume = read.step;
   if (!read.cursor.empty()) resume_cursor_ = std::move(read.cursor);
@@ -268,6 +270,29 @@ void PsUpdate::save(CheckpointWriter& writer, const VariableStore& vars) {
   if (!local.empty()) writer.add_shard("chief", local);
 }
 
+void PsUpdate::wait_for_other_workers() {
+  // The chief's final evaluation and checkpoint must hold every worker's updates: a worker
+  // relaunched late (or one whose stream runs longer) is still pushing when the chief is done.
+  // A lost worker is waited for a grace period (its relaunch), not forever.
+  constexpr std::chrono::seconds kLostGrace{30};
+  const auto start = Clock::now(), deadline = start + o_.wait_timeout;
+  for (bool waited = false;; waited = true) {
+    std::uint64_t training = 0, away = 0;
+    for (std::size_t p = 0; p < o_.servers.size(); ++p) {
+      PsStats s = stats_from_json(exchange(static_cast<int>(p), proto::make_body(proto::Type::stats)).text,
+                                  fmt::format("ps {}", p));
+      training = std::max(training, s.workers_training);
+      away = std::max(away, s.workers_away);
+    }
+    const bool wait_lost = away > 0 && Clock::now() - start < kLostGrace;
+    if ((training == 0 && !wait_lost) || Clock::now() >= deadline) {
+      if (waited && o_.log) o_.log(fmt::format("worker 0: every other worker is done ({} lost)", away));
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 void PsUpdate::finish() {
   // The servers stop waiting for this worker: the others may take more steps (a stream's
   // partitions run dry at different times), and sync, bounded and averaging rounds go on
@@ -279,6 +304,9 @@ void PsUpdate::finish() {
     exchange(static_cast<int>(p), b);
   });
   if (o_.worker_index != 0) return;
+  wait_for_other_workers();
+  // The final evaluation then sees the servers' values, the ones the checkpoint holds.
+  if (vars_ != nullptr) pull_all(-1, *vars_);
   std::string out = "parameter servers:";
   for (std::size_t p = 0; p < o_.servers.size(); ++p) {
     const std::string source = fmt::format("ps {}", p);
@@ -287,6 +315,10 @@ void PsUpdate::finish() {
                        s.bytes_in / 1e6, s.bytes_out / 1e6, s.requests, s.applied, s.dropped_late);
     if (s.refused > 0) out += fmt::format(", {} refused", s.refused);
     if (s.stale_generation > 0) out += fmt::format(" ({} from evicted workers)", s.stale_generation);
+    if (s.dropped_nonfinite > 0) out += fmt::format(", {} non-finite dropped", s.dropped_nonfinite);
+    if (s.skipped_rounds > 0) out += fmt::format(", {} rounds skipped (non-finite)", s.skipped_rounds);
+    if (s.workers_lost > 0)
+      out += fmt::format(", {} worker(s) lost, {} re-admitted", s.workers_lost, s.workers_readmitted);
     if (o_.mode == Mode::async || o_.mode == Mode::bounded)
       out += fmt::format("; staleness histogram (0, 1, ..., 14, 15+ updates) {}", nlohmann::json(s.staleness).dump());
     if (o_.mode == Mode::bounded) out += fmt::format("; max clock gap {}", s.max_clock_gap);

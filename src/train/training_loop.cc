@@ -131,7 +131,9 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     hooks.on_step(ctx, *batch, r);
     if (options.on_step) options.on_step(ctx.step, r.loss);
     progress.step(ctx.step, ctx.epoch(), r.loss, batch->rows());
-    if (ctx.step % plan.report_every == 0) {
+    // The last report comes after update->finish(): a parameter-server chief then holds every
+    // worker's updates (a relaunched worker may still be pushing when the chief is done).
+    if (ctx.step % plan.report_every == 0 && ctx.step < total_steps) {
       hooks.on_report(ctx);
       reported = ctx.step;
     }

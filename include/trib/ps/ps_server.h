@@ -74,6 +74,8 @@ struct PsStats {
   std::uint64_t dropped_nonfinite = 0;  // async and bounded: pushes of NaN or Inf gradients
   std::uint64_t skipped_rounds = 0;     // sync: rounds that applied nothing (a non-finite push)
   std::uint64_t workers_lost = 0, workers_readmitted = 0;
+  // Now, not counters: workers still training (not done, not lost), and lost ones not back.
+  std::uint64_t workers_training = 0, workers_away = 0;
   std::int64_t max_clock_gap = 0;  // bounded: most steps a pull ran ahead of the slowest worker
   std::array<std::uint64_t, 16> staleness{};  // histogram of updates between pull and apply (last bin: 15+)
 };

@@ -80,6 +80,9 @@ class PsUpdate final : public update::UpdateStrategy {
   bool push_nonfinite(std::int64_t step, VariableStore& vars);
   // Counts a skipped step; throws after max_consecutive_skips in a row.
   void count_skip(std::int64_t step, const std::string& why);
+  // The chief, done: waits until no other worker is still training (or lost, for a grace
+  // period), then the final evaluation and checkpoint hold every update.
+  void wait_for_other_workers();
 
   PsUpdateOptions o_;
   std::vector<std::vector<Slice>> slices_;  // per server
@@ -95,6 +98,7 @@ class PsUpdate final : public update::UpdateStrategy {
   int consecutive_skips_ = 0;
   std::string cursor_;  // sent with each push (set_data_cursor)
   std::optional<std::string> resume_cursor_;
+  VariableStore* vars_ = nullptr;  // the training loop's (start() to finish()): the chief's final pull
 };
 
 }  // namespace trib::ps

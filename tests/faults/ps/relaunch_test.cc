@@ -18,9 +18,10 @@ using testing::TribRun;
 
 const std::string kPs = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml";
 
-// Short: two workers, 4 epochs of a 24,000-example subset (375 steps each). Worker 1 is killed
-// when the chief reports its first epoch: a point in the run, not a time (progress lines come
-// every 5 s, which a fast machine may not reach).
+// Short: two workers, 4 epochs of a 24,000-example subset (372 steps each). Worker 1 is killed
+// at its first progress line, printed once its step 1 is applied: a point in its own run, not
+// a time (later progress lines come every 5 s, which a fast machine may never reach, and the
+// workers' relative speed varies too much for the chief's reports to be a landmark).
 std::vector<std::string> job(const fs::path& out, std::vector<std::string> extra = {}) {
   std::vector<std::string> a = {"train", kPs, "--output", out.string(), "--set", "threads.intra=1", "--set",
                                 "training.train_metrics=false", "--set", "data.train_subset=24000", "--set",
@@ -29,13 +30,13 @@ std::vector<std::string> job(const fs::path& out, std::vector<std::string> extra
   return a;
 }
 
-// Runs the job, killing worker 1 with SIGKILL when the chief reports its first epoch.
+// Runs the job, killing worker 1 with SIGKILL at its first progress line (after step 1).
 TribRun run_killing_worker1(const std::vector<std::string>& args, bool& killed) {
   std::string pid;
   return run_trib(args, std::chrono::seconds(120), [&](const std::string& line, testing::Trib&) {
     std::smatch m;
     if (pid.empty() && std::regex_search(line, m, std::regex("worker1 \\(pid ([0-9]+)\\)"))) pid = m[1];
-    if (!killed && !pid.empty() && std::regex_search(line, std::regex("^\\[worker0\\] +[0-9]+ +1\\.00 "))) {
+    if (!killed && !pid.empty() && line.starts_with("[worker1] step 1/")) {
       ::kill(std::stoi(pid), SIGKILL);
       killed = true;
     }
@@ -92,12 +93,14 @@ TEST(PsRelaunch, SyncRoundsGoOnWithoutAKilledWorkerAndCountItAgainOnceRelaunched
   ASSERT_TRUE(killed) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("relaunching (1 of 3)"), std::string::npos) << r.output;
-  EXPECT_GT(checked_rejoin(r.output), 0);
-  // 3 workers share 24,000 examples: 62 steps an epoch, 248 in 4. Every round was applied:
-  // none waited forever for the lost worker, none was applied twice.
+  // 3 workers share 24,000 examples: 62 steps an epoch, 248 in 4. The relaunched worker joins
+  // the current round (on a fast machine the others may have finished every round by then).
+  const int rejoined = checked_rejoin(r.output);
+  EXPECT_GT(rejoined, 0);
+  EXPECT_LE(rejoined, 248);
+  // Every round was applied: none waited forever for the lost worker, none was applied twice.
   EXPECT_NE(r.output.find("248 updates"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("[worker1] step 248/248"), std::string::npos) << "the relaunched worker finished the run\n"
-                                                                         << r.output;
+  EXPECT_NE(r.output.find("1 worker(s) lost, 1 re-admitted"), std::string::npos) << r.output;
   fs::remove_all(out);
 }
 
