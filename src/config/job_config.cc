@@ -247,6 +247,7 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
   c.peer_timeout_ms = r.get<int>("peer_timeout_ms", c.peer_timeout_ms);
   c.join_timeout_s = r.get<int>("join_timeout_s", c.join_timeout_s);
   c.max_restarts = r.get<int>("max_restarts", c.max_restarts);
+  c.preemption_grace_s = r.get<int>("preemption_grace_s", c.preemption_grace_s);
   c.store = r.get<std::string>("store", c.store);
   r.finish();
   try {
@@ -261,6 +262,8 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
              "config {}: cluster.peer_timeout_ms must exceed heartbeat_ms, both positive", r.file());
   TRIB_CHECK(c.max_restarts >= 0 && c.max_restarts <= 1000, InvalidArgument,
              "config {}: {} is {}, expected 0..1000", r.file(), r.where("max_restarts"), c.max_restarts);
+  TRIB_CHECK(c.preemption_grace_s > 0, InvalidArgument, "config {}: cluster.preemption_grace_s must be at least 1, got {}",
+             r.file(), c.preemption_grace_s);
   return c;
 }
 

@@ -35,12 +35,23 @@ void LoopContext::write_checkpoint(const std::map<std::string, nlohmann::json>& 
   TRIB_CHECK(run != nullptr, InvalidArgument, "worker {}: only the chief writes checkpoints",
              distribution.worker_index);
   if (step == saved_step) return;  // already saved (a run resumed at its last step): nothing new
-  CheckpointWriter w(run->checkpoints(), step);
-  update.save(w, vars);
-  if (steps_per_epoch > 0) w.set_epoch(step / steps_per_epoch);
-  if (std::optional<data::DataPosition> p = source.position()) w.set_data_position(data_position_to_json(*p));
-  for (const auto& [name, value] : sections) w.set_section(name, value);
-  w.publish();
+  try {
+    CheckpointWriter w(run->checkpoints(), step);
+    update.save(w, vars);
+    if (steps_per_epoch > 0) w.set_epoch(step / steps_per_epoch);
+    if (std::optional<data::DataPosition> p = source.position()) w.set_data_position(data_position_to_json(*p));
+    for (const auto& [name, value] : sections) w.set_section(name, value);
+    w.publish();
+  } catch (const IoError& e) {
+    // A full disk (or a quota, or a server's failed write) costs this checkpoint, not the
+    // run: the half-written one has no manifest, so the previous stays what --resume uses.
+    std::error_code ignored;
+    std::filesystem::remove_all(checkpoint_dir(run->checkpoints(), step), ignored);
+    progress.message(fmt::format("step {}: checkpoint not written ({}); the previous one stays; trying again at the "
+                                 "next checkpoint",
+                                 step, e.what()));
+    return;
+  }
   keep_last(run->checkpoints(), static_cast<std::size_t>(job.training.keep_checkpoints));
   saved_step = step;
 }
@@ -112,6 +123,13 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     return *g;
   };
   while (ctx.step < total_steps) {
+    // A step boundary: the one place a run stops early. It then ends as a finished run
+    // does, last checkpoint included, so that --resume continues from here.
+    if (options.stop != nullptr && options.stop->stop_at(ctx.step)) {
+      progress.message(fmt::format("step {}: {}: stopping here and writing a checkpoint", ctx.step,
+                                   options.stop->reason()));
+      break;
+    }
     std::optional<data::Batch> batch = source.next();
     if (!batch) break;  // the source ended (a stream gone idle)
     Tensor x = as_model_input(batch->features(), spec.input);

@@ -109,6 +109,9 @@ struct ClusterConfig {
   // A local cluster relaunches a lost process (killed by a signal) up to this many times
   // per role; 0: a lost process stops the job.
   int max_restarts = 3;
+  // After SIGTERM (preemption), how long the job has to reach a step boundary, write its
+  // checkpoint and exit before the launcher kills what is left.
+  int preemption_grace_s = 25;
   // Where rendezvous and membership live: "" for the coordinator's built-in store, or
   // "etcd://h1:2379,h2:2379,h3:2379" for an etcd cluster that outlives any one machine.
   std::string store;

@@ -13,6 +13,7 @@
 #include "trib/config/job_config.h"
 #include "trib/train/progress.h"
 #include "trib/train/distribution.h"
+#include "trib/train/stop_request.h"
 
 namespace trib::train {
 
@@ -29,6 +30,9 @@ struct TrainerOptions {
   // Progress as machine-readable lines for a local-cluster launcher's live line (progress.h);
   // overrides `interactive`.
   bool progress_lines = false;
+  // Asked at every step boundary whether to stop there, with a checkpoint (preemption).
+  // Null: the run goes to its end.
+  StopRequest* stop = nullptr;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data

@@ -1,0 +1,37 @@
+// Stopping a run early and cleanly: the loop (training_loop.h) asks its StopRequest at every
+// step boundary whether to stop there; if so it finishes as at a normal end, writing the last
+// checkpoint, and returns. `--resume` then continues from that step.
+//
+// What counts as a request is the StopRequest's business, so the policy lives in one place:
+// SignalStop (one process) stops at the first boundary after SIGTERM; a cluster's workers use
+// one that agrees a step through the coordinator (src/app/cluster_stop.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "trib/core/termination_signal.h"
+
+namespace trib::train {
+
+class StopRequest {
+ public:
+  virtual ~StopRequest() = default;
+  // Called at every step boundary with the steps applied so far: true stops the run there.
+  virtual bool stop_at(std::int64_t step) = 0;
+  // Why, for the log line: "SIGTERM (preemption)".
+  virtual std::string reason() const = 0;
+};
+
+// A single process: stops at the first step boundary after SIGTERM.
+class SignalStop final : public StopRequest {
+ public:
+  explicit SignalStop(const TerminationSignal& signal) : signal_(signal) {}
+  bool stop_at(std::int64_t) override { return signal_.received(); }
+  std::string reason() const override { return "SIGTERM (preemption)"; }
+
+ private:
+  const TerminationSignal& signal_;
+};
+
+}  // namespace trib::train
