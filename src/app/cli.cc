@@ -136,9 +136,14 @@ int run_cli(int argc, char** argv) {
     if (*train_cmd) return run_train(train, log);
     if (*eval_cmd) return run_eval(eval);
     if (*inspect_cmd) return run_inspect(inspect_path);
-    if (*ps_cmd) return run_ps_role(ps_args, log);
-    if (*worker_cmd) return run_worker_role(worker_args, log);
-    if (*node_cmd) return run_node_role(node_args, log);
+    // A role's SIGTERM (preemption) asks the job to checkpoint and stop (app/cluster_stop.h).
+    if (*ps_cmd || *worker_cmd || *node_cmd) {
+      TerminationSignal terminate;
+      ps_args.terminate = worker_args.terminate = node_args.role.terminate = &terminate;
+      if (*ps_cmd) return run_ps_role(ps_args, log);
+      if (*worker_cmd) return run_worker_role(worker_args, log);
+      return run_node_role(node_args, log);
+    }
     if (*coord_cmd) return run_coordinator(coord, log);
     if (*broker_cmd) return run_broker(broker);
     if (*produce_cmd) return run_produce(produce);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "app/cluster_stop.h"
 #include "cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
@@ -176,7 +177,23 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   std::string address = published_address(bind, args, listener->address());
   member->store().set(fmt::format("ps/{}/address", m.index), address);
   log.info("ps {} serving at {} ({} mode)", m.index, address, config::to_string(job.strategy.mode));
-  while (!member->wait_for_shutdown(1s)) {
+  // SIGTERM (preemption): the job checkpoints, which needs this server, and then stops; so
+  // ask for that and go on serving until the coordinator says the job is over, or the grace
+  // period has passed.
+  std::optional<std::chrono::steady_clock::time_point> leave_by;
+  while (!member->wait_for_shutdown(200ms)) {
+    if (args.terminate == nullptr || !args.terminate->received()) continue;
+    if (!leave_by) {
+      leave_by = std::chrono::steady_clock::now() + std::chrono::seconds(job.cluster.preemption_grace_s);
+      log.info("ps {}: SIGTERM: asking the job to checkpoint and stop (grace {} s)", m.index,
+               job.cluster.preemption_grace_s);
+      member->store().set(kStopKey, fmt::format("ps {}: SIGTERM", m.index));
+    }
+    if (std::chrono::steady_clock::now() > *leave_by) {
+      log.warn("ps {}: the job did not stop within cluster.preemption_grace_s ({} s); leaving", m.index,
+               job.cluster.preemption_grace_s);
+      break;
+    }
   }
   member->leave();
   member.reset();  // no roster may reach the server once it is gone
@@ -229,7 +246,14 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
   o.distribution.make_update = [links](const train::UpdateInputs& in) {
     return strategy::make_update_strategy(in, links);
   };
+  std::optional<ClusterStop> stop;
+  if (args.terminate != nullptr) {
+    stop.emplace(ClusterStopOptions{&member->store(), args.terminate, m.index,
+                                    job.strategy.name == config::StrategyName::allreduce});
+    o.stop = &*stop;
+  }
   train_job(o);
+  stop.reset();
   member->leave();
   return 0;
 }

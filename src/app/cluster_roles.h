@@ -6,6 +6,7 @@
 
 #include "trib/config/job_config.h"
 #include "trib/core/log.h"
+#include "trib/core/termination_signal.h"
 #include "trib/net/cluster_secret.h"
 #include "trib/net/net_options.h"
 
@@ -26,6 +27,9 @@ struct RoleArgs {
   // Set by a local-cluster launcher on a terminal: print progress as machine-readable lines
   // (train/progress_line.h) for it to draw one live line from.
   bool progress_lines = false;
+  // SIGTERM, as the command installed it: the job checkpoints and stops (app/cluster_stop.h).
+  // Null: SIGTERM keeps its default meaning.
+  const TerminationSignal* terminate = nullptr;
 };
 
 int run_ps_role(const RoleArgs& args, const Log& log);

@@ -8,7 +8,8 @@
 namespace trib::app {
 
 InterruptCleanup::InterruptCleanup(const FailedRunCleanup& cleanup, std::string config_file, const Log& log)
-    : watcher_([this, &cleanup, config = std::move(config_file), log](std::stop_token stop) {
+    : signal_(stream::StopOnSignal::Signals::interrupt_only),
+      watcher_([this, &cleanup, config = std::move(config_file), log](std::stop_token stop) {
         while (!stop.stop_requested()) {
           if (!signal_.wait_for(std::chrono::milliseconds(100))) continue;
           // Held until the end: the training thread, still running, draws no more progress.

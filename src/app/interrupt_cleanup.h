@@ -1,7 +1,7 @@
-// A single-process run stopped by Ctrl-C or SIGTERM: the training loop does not poll for
-// signals, so a watcher thread takes them (sigwait, through stream::StopOnSignal), cleans up
+// A single-process run stopped by Ctrl-C: the training loop does not poll for it, so a watcher thread takes them (sigwait, through stream::StopOnSignal), cleans up
 // what the run created (FailedRunCleanup: its directory unless it holds a checkpoint), and
-// ends the process with 130, as a shell expects of an interrupted command.
+// ends the process with 130, as a shell expects of an interrupted command. SIGTERM is not
+// taken here: it asks for a checkpoint at the next step boundary (train/stop_request.h).
 #pragma once
 
 #include <string>

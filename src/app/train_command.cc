@@ -16,6 +16,7 @@
 #include "trib/cluster/make_registry.h"
 #include "trib/cluster/coordinator.h"
 #include "trib/cluster/local_cluster.h"
+#include "trib/core/termination_signal.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
 #include "trib/train/dataset_batch_source.h"
@@ -57,7 +58,11 @@ int run_train(const TrainArgs& args, const Log& log) {
   std::optional<InterruptCleanup> interrupted;
   if (!o.job.cluster.enabled) interrupted.emplace(cleanup, args.config, log);
   BuiltinStream builtin(o.job);  // a stream job without a broker: one here, fed by a generator
+  // SIGTERM (preemption): a checkpoint at the next step boundary, then exit 0.
+  TerminationSignal terminate;
   if (!o.job.cluster.enabled) {
+    train::SignalStop stop(terminate);
+    o.stop = &stop;
     try {
       train_job(o);
     } catch (...) {
@@ -92,6 +97,8 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.workers_may_be_lost = o.job.strategy.name == config::StrategyName::ps;
   lc.relaunch_workers = lc.workers_may_be_lost;
   lc.max_restarts = o.job.cluster.max_restarts;
+  lc.terminate = &terminate;
+  lc.preemption_grace = std::chrono::seconds(o.job.cluster.preemption_grace_s);
   lc.store = o.job.cluster.store;
   lc.job_name = o.job.name;
   int code = cluster::run_local_cluster(lc);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "trib/cluster/coordinator.h"
 #include "trib/core/log.h"
 #include "trib/cluster/make_registry.h"
+#include "trib/cluster/job_stop.h"
 #include "trib/net/cluster_secret.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
@@ -29,22 +31,25 @@ using Clock = std::chrono::steady_clock;
 std::atomic<int> g_interrupt{0};  // NOLINT: a signal handler can only reach process state
 void on_signal(int sig) { g_interrupt.store(sig); }
 
+// SIGINT stops the cluster at once. So does SIGTERM, unless the caller handles it
+// (LocalClusterOptions::terminate: preemption, a checkpoint first).
 class SignalGuard {
  public:
-  SignalGuard() {
+  explicit SignalGuard(bool sigterm_too) : sigterm_(sigterm_too) {
     g_interrupt = 0;
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
+    if (sigterm_) sigaction(SIGTERM, &sa, &old_term_);
   }
   ~SignalGuard() {
     sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
+    if (sigterm_) sigaction(SIGTERM, &old_term_, nullptr);
   }
 
  private:
+  bool sigterm_;
   struct sigaction old_int_ {}, old_term_ {};
 };
 
@@ -159,7 +164,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
   board.print(fmt::format("local cluster: coordinator at {}, {} parameter server(s), {} worker(s)",
                           coordinator.address(), o.ps, o.workers));
 
-  SignalGuard signals;
+  SignalGuard signals(o.terminate == nullptr);
   Supervisor sup(board);
   std::map<std::string, std::string> env{{kSecretEnv, secret.to_hex()}};
   auto argv = [&](const char* role, int i) {
@@ -187,6 +192,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
     if (!c.name().starts_with("worker")) return false;
     return coordinator.member_lost("worker", std::stoi(c.name().substr(6)), c.describe_exit());
   };
+  std::optional<Clock::time_point> stop_by;  // after SIGTERM: when the grace period ends
   for (;;) {
     std::vector<ChildProcess*> lost;
     ChildProcess* failed = sup.pump(evicted, lost);
@@ -208,6 +214,18 @@ int run_local_cluster(const LocalClusterOptions& o) {
       board.print(fmt::format("trib: error: {}; stopping the cluster", sup.describe_failure(*failed)));
       coordinator.fail(failed->name() + " " + failed->describe_exit());
       sup.stop_all(std::chrono::seconds(5));
+      return 1;
+    }
+    if (o.terminate != nullptr && o.terminate->received() && !stop_by) {
+      board.print(fmt::format("trib: SIGTERM: the job writes a checkpoint at its next step boundary and stops (grace {} s)",
+                              std::chrono::duration_cast<std::chrono::seconds>(o.preemption_grace).count()));
+      coordinator.store().set(kStopKey, "the launcher: SIGTERM");
+      stop_by = Clock::now() + o.preemption_grace;
+    }
+    if (stop_by && Clock::now() > *stop_by) {
+      quiet = true;
+      board.print("trib: error: the job did not stop within cluster.preemption_grace_s; stopping the cluster");
+      sup.stop_all(std::chrono::seconds(2));
       return 1;
     }
     if (int sig = g_interrupt.load()) {

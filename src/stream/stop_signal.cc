@@ -4,10 +4,10 @@
 
 namespace trib::stream {
 
-StopOnSignal::StopOnSignal() {
+StopOnSignal::StopOnSignal(Signals which) {
   sigemptyset(&set_);
   sigaddset(&set_, SIGINT);
-  sigaddset(&set_, SIGTERM);
+  if (which == Signals::interrupt_and_terminate) sigaddset(&set_, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set_, &previous_);
   watcher_ = std::thread([this] { watch(); });
 }
@@ -15,7 +15,7 @@ StopOnSignal::StopOnSignal() {
 StopOnSignal::~StopOnSignal() {
   closing_.store(true);
   // Wakes the watcher's sigwait(); it sees closing_ and returns without setting the flag.
-  pthread_kill(watcher_.native_handle(), SIGTERM);
+  pthread_kill(watcher_.native_handle(), SIGINT);
   watcher_.join();
   pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
 }

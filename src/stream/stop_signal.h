@@ -15,7 +15,10 @@ namespace trib::stream {
 
 class StopOnSignal {
  public:
-  StopOnSignal();
+  // Which signals stop: both, or only SIGINT where SIGTERM means "checkpoint, then stop"
+  // (core/termination_signal.h) and is left to its own handler.
+  enum class Signals { interrupt_and_terminate, interrupt_only };
+  explicit StopOnSignal(Signals which = Signals::interrupt_and_terminate);
   // Stops the watcher and restores the signal mask.
   ~StopOnSignal();
   StopOnSignal(const StopOnSignal&) = delete;

@@ -126,8 +126,8 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     // A step boundary: the one place a run stops early. It then ends as a finished run
     // does, last checkpoint included, so that --resume continues from here.
     if (options.stop != nullptr && options.stop->stop_at(ctx.step)) {
-      progress.message(fmt::format("step {}: {}: stopping here and writing a checkpoint", ctx.step,
-                                   options.stop->reason()));
+      progress.message(fmt::format("step {}: {}: stopping here{}", ctx.step, options.stop->reason(),
+                                   chief ? " and writing a checkpoint" : ""));
       break;
     }
     std::optional<data::Batch> batch = source.next();

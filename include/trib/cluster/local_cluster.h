@@ -7,10 +7,12 @@
 // line says so each time), up to cluster.max_restarts.
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 
 #include "trib/core/log.h"
+#include "trib/core/termination_signal.h"
 #include "trib/net/net_options.h"
 
 namespace trib::cluster {
@@ -37,10 +39,16 @@ struct LocalClusterOptions {
   // `out` is a terminal: one live progress line for all workers (cluster/progress_board.h).
   bool live = false;
   LogLevel log_level = LogLevel::info;  // the launcher's and, through --log-level, its children's
+  // SIGTERM (preemption), as the command installed it: the job checkpoints at its next step
+  // boundary and every process exits 0; whatever is left after `preemption_grace` is killed.
+  // Null: SIGTERM stops the cluster at once, as SIGINT does.
+  const TerminationSignal* terminate = nullptr;
+  std::chrono::milliseconds preemption_grace{25000};
 };
 
-// Returns the launcher's exit code: 0 when every worker finished, 1 when a process failed
-// (its name and how it failed are printed), 130 when interrupted.
+// Returns the launcher's exit code: 0 when every worker finished (or stopped for SIGTERM with
+// a checkpoint), 1 when a process failed (its name and how it failed are printed) or the job
+// outlived the grace period after SIGTERM, 130 when interrupted (SIGINT).
 int run_local_cluster(const LocalClusterOptions& options);
 
 // The environment variable through which a launcher hands the cluster secret to its children.

@@ -1,0 +1,60 @@
+// What SIGTERM means to a cluster's workers: the job stops cleanly at a step every worker
+// agrees on, with a checkpoint, and every process exits 0. Any role that gets SIGTERM (a
+// worker, a parameter server, the launcher) raises it through the coordinator's store
+// (cluster/job_stop.h); the chief then picks the step (kStopStepKey) and every worker stops there.
+// This is the one place that policy lives (another policy, "a lone worker's SIGTERM means it
+// leaves the job", would change only this file).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "trib/cluster/job_stop.h"
+#include "trib/cluster/store.h"
+#include "trib/core/termination_signal.h"
+#include "trib/train/stop_request.h"
+
+namespace trib::app {
+
+using cluster::kStopKey;
+using cluster::kStopStepKey;
+
+struct ClusterStopOptions {
+  cluster::Store* store = nullptr;
+  const TerminationSignal* signal = nullptr;
+  int worker_index = 0;
+  // Workers that step together (allreduce) must all stop at the same step, or the ones left
+  // would wait in a collective for the ones gone: they read the agreed step at every boundary.
+  // Others (parameter servers) read it in the background and stop at their next boundary.
+  bool lockstep = false;
+  std::chrono::milliseconds poll{100};
+};
+
+class ClusterStop final : public train::StopRequest {
+ public:
+  explicit ClusterStop(ClusterStopOptions options);
+  ~ClusterStop() override;
+
+  bool stop_at(std::int64_t step) override;
+  std::string reason() const override;
+
+ private:
+  void watch();  // the background thread: raises this process's SIGTERM, reads the others'
+  bool chief() const { return o_.worker_index == 0; }
+
+  ClusterStopOptions o_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool closing_ = false;
+  std::optional<std::string> asked_by_;   // kStopKey's value once seen
+  std::optional<std::int64_t> stop_step_;  // kStopStepKey's, once known
+  bool raised_ = false;                    // this process's SIGTERM is in the store
+  std::thread watcher_;
+};
+
+}  // namespace trib::app
