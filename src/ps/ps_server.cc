@@ -130,7 +130,7 @@ net::Message PsServer::dispatch(const net::Message& m, const proto::Body& body, 
     note_worker(body.header.worker, type, from);
   switch (type) {
     case proto::Type::init: return init(m, body);
-    case proto::Type::restore: return restore(body.text);
+    case proto::Type::restore: return restore(m, body.text);
     case proto::Type::pull: return pull(body);
     case proto::Type::push: return push(m, body);
     case proto::Type::save: return save(body.text);
@@ -216,12 +216,46 @@ net::Message PsServer::init(const net::Message& m, const proto::Body& body) {
   return reply(proto::make_body(proto::Type::init));
 }
 
-net::Message PsServer::restore(const std::string& dir) {
-  TRIB_CHECK(!dir.empty(), InvalidArgument, "ps {}: restore names no checkpoint directory", o_.index);
-  Checkpoint ckpt = Checkpoint::load(dir);
+// A restore is a series of requests from the chief, which read the checkpoint: one per slot
+// ({"slot": key, "name": slot} with the slot's tensor), then {"step": N} with the values of
+// every slice, flat, which applies them all.
+net::Message PsServer::restore(const net::Message& m, const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error&) {
+    throw InvalidArgument(fmt::format("ps {}: a restore request whose text is not JSON", o_.index));
+  }
+  TRIB_CHECK(j.is_object() && (j.contains("slot") != j.contains("step")), InvalidArgument,
+             "ps {}: a restore request names neither a slot nor the step", o_.index);
   std::lock_guard lock(mu_);
-  read_slices(ckpt, o_.variables, slices_, values_, slots_);
-  start_step_ = ckpt.step();
+  if (j.contains("slot")) {
+    TRIB_CHECK(j["slot"].is_string() && j.value("name", nlohmann::json()).is_string() && m.tensor.defined(),
+               InvalidArgument, "ps {}: a restore slot needs a slot key, a name and a tensor", o_.index);
+    const std::string key = j["slot"], name = j["name"];
+    const Slice* slice = nullptr;
+    for (const Slice& s : slices_)
+      if (s.key() == key) slice = &s;
+    TRIB_CHECK(slice != nullptr, InvalidArgument, "ps {}: restore of slot '{}' of '{}', which this server does not hold",
+               o_.index, name, key);
+    const Shape shape = slice_shape_of(variable_info(o_.variables, slice->variable), *slice);
+    TRIB_CHECK(m.tensor.shape().rank() == 0 || (m.tensor.dtype() == DType::f32 && m.tensor.shape() == shape),
+               InvalidArgument, "ps {}: slot '{}' of '{}' is {}, expected a scalar or f32 {}", o_.index, name, key,
+               m.tensor.spec_string(), shape.to_string());
+    restore_slots_.set(key, name, m.tensor.clone());
+    return reply(proto::make_body(proto::Type::restore));
+  }
+  TRIB_CHECK(j["step"].is_number_integer() && j["step"].get<std::int64_t>() >= 0 &&
+                 j["step"].get<std::int64_t>() < kMaxStep,
+             InvalidArgument, "ps {}: restore at step {}", o_.index, j["step"].dump());
+  TRIB_CHECK(m.tensor.defined() && m.tensor.dtype() == DType::f32 && m.tensor.numel() == flat_elements_,
+             InvalidArgument, "ps {}: restored values are {}, expected f32 of {} elements", o_.index,
+             m.tensor.defined() ? m.tensor.spec_string() : "missing", flat_elements_);
+  values_.copy_from(m.tensor.reshape(values_.shape()));
+  slots_.clear();
+  for (const auto& [key, slot] : restore_slots_.keys()) slots_.set(key, slot, restore_slots_.get(key, slot).clone());
+  restore_slots_.clear();
+  start_step_ = j["step"].get<std::int64_t>();
   std::fill(clocks_.begin(), clocks_.end(), start_step_);
   round_ = start_step_;
   initialized_ = true;
@@ -429,17 +463,34 @@ void PsServer::record_staleness(std::int64_t updates) {
   stats_.staleness[bin]++;
 }
 
-net::Message PsServer::save(const std::string& dir) {
-  TRIB_CHECK(!dir.empty(), InvalidArgument, "ps {}: save names no checkpoint directory", o_.index);
-  TensorMap tensors;
-  {
-    std::lock_guard lock(mu_);
-    write_slices(o_.variables, slices_, values_, slots_, tensors);
+// A save is a series of requests {"part": i} from the chief: part 0 snapshots this server's
+// slices and slots, and each reply carries tensor i of the snapshot, its name and how many
+// there are ({"parts": n, "name": ...}). The chief writes them into its checkpoint directory.
+net::Message PsServer::save(const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error&) {
+    throw InvalidArgument(fmt::format("ps {}: a save request whose text is not JSON", o_.index));
   }
-  ShardInfo info = write_shard(dir, fmt::format("ps-{}", o_.index), tensors);
+  TRIB_CHECK(j.is_object() && j.value("part", nlohmann::json()).is_number_integer(), InvalidArgument,
+             "ps {}: a save request names no part", o_.index);
+  const std::int64_t part = j["part"].get<std::int64_t>();
+  std::lock_guard lock(mu_);
+  if (part == 0) {
+    save_snapshot_.clear();
+    write_slices(o_.variables, slices_, values_, slots_, save_snapshot_);
+    save_names_.clear();
+    for (const auto& [name, t] : save_snapshot_) save_names_.push_back(name);
+  }
+  TRIB_CHECK(part >= 0 && part < static_cast<std::int64_t>(save_names_.size()), InvalidArgument,
+             "ps {}: save part {} of {}", o_.index, part, save_names_.size());
+  const std::string& name = save_names_[static_cast<std::size_t>(part)];
   proto::Body r = proto::make_body(proto::Type::save);
-  r.text = shard_info_to_json(info).dump();
-  return reply(std::move(r));
+  r.text = nlohmann::json{{"parts", save_names_.size()}, {"name", name}}.dump();
+  Tensor t = save_snapshot_.at(name);
+  if (part + 1 == static_cast<std::int64_t>(save_names_.size())) save_snapshot_.clear();
+  return reply(std::move(r), std::move(t));
 }
 
 PsStats PsServer::stats() const {

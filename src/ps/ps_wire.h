@@ -23,10 +23,10 @@ inline constexpr std::uint8_t kWireVersion = 2;
 
 enum class Type : std::uint8_t {
   init = 1,     // chief -> ps: initial values (tensor), the step to start from
-  restore = 2,  // chief -> ps: load your slices from the checkpoint directory (text)
+  restore = 2,  // chief -> ps: a checkpoint's state for your slices, one tensor per request (text: JSON)
   pull = 3,     // worker -> ps: the current values once the mode allows `step`
   push = 4,     // worker -> ps: gradients (or parameters, in averaging mode)
-  save = 5,     // chief -> ps: write your shard into the checkpoint directory (text)
+  save = 5,     // chief -> ps: your state for a checkpoint, one tensor per reply (text: JSON)
   stats = 6,    // chief -> ps: counters for the end-of-run report (reply text: JSON)
   done = 7,     // worker -> ps: it has taken its last step; wait for it no more
 };

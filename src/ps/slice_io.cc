@@ -93,17 +93,4 @@ void read_slices(const Checkpoint& ckpt, const std::vector<VariableInfo>& vars, 
   }
 }
 
-nlohmann::json shard_info_to_json(const ShardInfo& info) {
-  Manifest m;
-  m.shards = {info.shard};
-  m.tensors = info.tensors;
-  return m.to_json();
-}
-
-ShardInfo shard_info_from_json(const nlohmann::json& j, const std::string& source) {
-  Manifest m = Manifest::from_json(j, source);
-  TRIB_CHECK(m.shards.size() == 1, Corruption, "{}: expected one shard", source);
-  return ShardInfo{m.shards[0], m.tensors};
-}
-
 }  // namespace trib::ps

@@ -22,7 +22,4 @@ void write_slices(const std::vector<VariableInfo>& vars, const std::vector<Slice
 void read_slices(const Checkpoint& ckpt, const std::vector<VariableInfo>& vars, const std::vector<Slice>& slices,
                  Tensor& values, SlotStore& slots);
 
-nlohmann::json shard_info_to_json(const ShardInfo& info);
-ShardInfo shard_info_from_json(const nlohmann::json& j, const std::string& source);
-
 }  // namespace trib::ps

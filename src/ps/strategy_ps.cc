@@ -95,8 +95,13 @@ void PsUpdate::push(int ps, std::int64_t step, const std::vector<update::GradTen
 }
 
 proto::Body PsUpdate::exchange(int ps, const proto::Body& request, Tensor tensor) const {
+  return exchange(ps, request, std::move(tensor), nullptr);
+}
+
+proto::Body PsUpdate::exchange(int ps, const proto::Body& request, Tensor tensor, Tensor* reply_tensor) const {
   const proto::Type type = request.type();
   net::Message r = o_.servers[ps]->call(message(request, std::move(tensor)));
+  if (reply_tensor != nullptr) *reply_tensor = std::move(r.tensor);
   TRIB_CHECK(r.method == proto::kPsMethod, InvalidArgument, "ps {}: a {} reply with method 0x{:x}", ps,
              proto::type_name(type), r.method);
   proto::Body body = proto::decode(r.body);
@@ -186,9 +191,7 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
   if (o_.worker_index == 0) {
     fan_out_->run(o_.servers.size(), [&](std::size_t p) {
       if (checkpoint != nullptr) {
-        proto::Body b = proto::make_body(proto::Type::restore);
-        b.text = checkpoint->dir().string();
-        exchange(static_cast<int>(p), b);
+        restore_server(static_cast<int>(p), *checkpoint);
       } else {
         exchange(static_cast<int>(p), proto::make_body(proto::Type::init), pack_values(static_cast<int>(p), vars));
       }
@@ -255,15 +258,53 @@ bool PsUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& grads, 
   return true;
 }
 
-void PsUpdate::save(CheckpointWriter& writer, const VariableStore& vars) {
-  std::vector<std::string> manifests(o_.servers.size());
-  fan_out_->run(o_.servers.size(), [&](std::size_t p) {
+// The chief reads the checkpoint and sends each server its slices and slots: servers need
+// no access to the checkpoint directory (no shared filesystem), and a checkpoint written by N
+// servers restores onto M (read_slices assembles any rows from the pieces there are).
+void PsUpdate::restore_server(int ps, const Checkpoint& checkpoint) const {
+  std::int64_t elements = 0;
+  for (const Slice& s : slices_[ps]) elements += s.elements;
+  Tensor values = Tensor::zeros(DType::f32, Shape{elements});
+  SlotStore slots;
+  read_slices(checkpoint, o_.variables, slices_[ps], values, slots);
+  for (const auto& [key, slot] : slots.keys()) {
+    proto::Body b = proto::make_body(proto::Type::restore);
+    b.text = nlohmann::json{{"slot", key}, {"name", slot}}.dump();
+    exchange(ps, b, slots.get(key, slot));
+  }
+  proto::Body b = proto::make_body(proto::Type::restore);
+  b.text = nlohmann::json{{"step", checkpoint.step()}}.dump();
+  exchange(ps, b, std::move(values));
+}
+
+TensorMap PsUpdate::fetch_server_state(int ps) const {
+  TensorMap out;
+  const std::string source = fmt::format("ps {}: save reply", ps);
+  for (std::int64_t part = 0, parts = 1; part < parts; ++part) {
     proto::Body b = proto::make_body(proto::Type::save);
-    b.text = writer.dir().string();
-    manifests[p] = exchange(static_cast<int>(p), b).text;
-  });
-  for (std::size_t p = 0; p < manifests.size(); ++p)
-    writer.add_written_shard(shard_info_from_json(nlohmann::json::parse(manifests[p]), fmt::format("ps {}", p)));
+    b.text = nlohmann::json{{"part", part}}.dump();
+    Tensor t;
+    proto::Body r = exchange(ps, b, {}, &t);
+    nlohmann::json j = nlohmann::json::parse(r.text, nullptr, false);
+    TRIB_CHECK(j.is_object() && j.value("parts", nlohmann::json()).is_number_integer() &&
+                   j.value("name", nlohmann::json()).is_string() && t.defined(),
+               InvalidArgument, "{}: expected {{\"parts\": n, \"name\": ...}} and a tensor, got '{}'", source, r.text);
+    const std::int64_t n = j["parts"].get<std::int64_t>();
+    TRIB_CHECK(n >= 1 && (part == 0 || n == parts), InvalidArgument, "{}: {} parts, after {}", source, n, parts);
+    parts = n;
+    const std::string name = j["name"];
+    TRIB_CHECK(out.find(name) == out.end(), InvalidArgument, "{}: tensor '{}' twice", source, name);
+    out[name] = t.clone();  // the reply's buffer is the connection's, not ours to keep
+  }
+  return out;
+}
+
+void PsUpdate::save(CheckpointWriter& writer, const VariableStore& vars) {
+  // Every server's state comes to the chief, which writes it: the checkpoint is whole in the
+  // chief's directory, wherever the servers run (docs/checkpoint_format.md).
+  std::vector<TensorMap> states(o_.servers.size());
+  fan_out_->run(o_.servers.size(), [&](std::size_t p) { states[p] = fetch_server_state(static_cast<int>(p)); });
+  for (std::size_t p = 0; p < states.size(); ++p) writer.add_shard(fmt::format("ps-{}", p), states[p]);
   TensorMap local;
   for (const std::string& name : vars.names())
     if (!lives_on_a_server(o_.variables, name)) local[name] = vars.get(name);

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "trib/checkpoint/safetensors.h"
 #include "trib/net/transport.h"
 #include "trib/optim/optimizer.h"
 #include "trib/ps/placement.h"
@@ -111,11 +112,11 @@ class PsServer {
  private:
   net::Message dispatch(const net::Message& m, const proto::Body& body, const net::PeerIdentity& from);
   net::Message init(const net::Message& m, const proto::Body& body);
-  net::Message restore(const std::string& dir);
+  net::Message restore(const net::Message& m, const std::string& text);
   net::Message pull(const proto::Body& body);
   net::Message push(const net::Message& m, const proto::Body& body);
   net::Message push_nonfinite(const net::Message& m, const proto::Body& body);
-  net::Message save(const std::string& dir);
+  net::Message save(const std::string& text);
   void apply_gradients(const Tensor& flat, const PushLayout& layout, const Tensor& ids, float lr,
                        std::int64_t pulled_version);
   void record_staleness(std::int64_t updates);
@@ -167,6 +168,12 @@ class PsServer {
   std::int64_t round_ = 0;
   PsStats stats_;
   std::shared_ptr<PoolAllocator> pool_;  // pull snapshots
+  // Checkpoints travel over the connection, so the servers need no shared filesystem
+  // (docs/checkpoint_format.md): a save snapshots the state at part 0 and hands it out one
+  // tensor per request; a restore collects the slots first and applies them with the values.
+  TensorMap save_snapshot_;
+  std::vector<std::string> save_names_;
+  SlotStore restore_slots_;
 };
 
 }  // namespace trib::ps

@@ -67,6 +67,12 @@ class PsUpdate final : public update::UpdateStrategy {
   void push(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const;
   // Sends `request` to server `ps` and checks that the reply is a PS reply of its type.
   proto::Body exchange(int ps, const proto::Body& request, Tensor tensor = {}) const;
+  // As exchange, with the reply's tensor too.
+  proto::Body exchange(int ps, const proto::Body& request, Tensor tensor, Tensor* reply_tensor) const;
+  // Hands server `ps` its part of `checkpoint` over the connection (restore requests).
+  void restore_server(int ps, const Checkpoint& checkpoint) const;
+  // Server `ps`'s slices and slots, fetched over the connection (save requests).
+  TensorMap fetch_server_state(int ps) const;
   // Pulls server `ps`'s values for `step` (-1: whatever it holds) into `vars`, waiting
   // while it says the mode does not allow that step yet. Returns the server's start step.
   struct Pulled {

@@ -119,5 +119,32 @@ TEST(DeployManifests, TheJobInTheConfigMapParsesAndMatchesTheReplicas) {
   EXPECT_EQ(cargs[1], mount + "/job.yaml");
 }
 
+// Checkpoints need no shared filesystem: the chief (pod worker-0, by its ordinal) writes them
+// all to its own persistent volume; the servers write nothing. An emptyDir per pod lost the
+// checkpoint with the pod, and the servers' shards never reached the chief's.
+TEST(DeployManifests, CheckpointsLiveOnTheChiefsPersistentVolumeAndServersWriteNothing) {
+  auto m = load_manifests();
+  YAML::Node worker = m["StatefulSet/worker"], ps = m["StatefulSet/ps"];
+  ASSERT_TRUE(worker && ps);
+  EXPECT_EQ(after(args_of(worker), "--index"), "$(POD_INDEX)");
+  bool pod_index = false;
+  for (const YAML::Node& e : worker["spec"]["template"]["spec"]["containers"][0]["env"])
+    if (e["name"].as<std::string>() == "POD_INDEX")
+      pod_index = e["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>() ==
+                  "metadata.labels['apps.kubernetes.io/pod-index']";
+  EXPECT_TRUE(pod_index) << "worker-0 must be the chief";
+  bool claimed = false;
+  for (const YAML::Node& c : worker["spec"]["volumeClaimTemplates"])
+    claimed = claimed || c["metadata"]["name"].as<std::string>() == "runs";
+  EXPECT_TRUE(claimed) << "the chief's /runs must outlive its pod";
+  for (const YAML::Node& v : worker["spec"]["template"]["spec"]["volumes"])
+    EXPECT_NE(v["name"].as<std::string>(), "runs") << "a pod volume (emptyDir) dies with the pod";
+  for (const YAML::Node& v : ps["spec"]["template"]["spec"]["containers"][0]["volumeMounts"])
+    EXPECT_NE(v["mountPath"].as<std::string>(), "/runs") << "servers send their shards to the chief";
+  // Room for cluster.preemption_grace_s (25 s) inside Kubernetes' own grace.
+  for (const YAML::Node& set : {worker, ps})
+    EXPECT_GE(set["spec"]["template"]["spec"]["terminationGracePeriodSeconds"].as<int>(), 30);
+}
+
 }  // namespace
 }  // namespace trib::config
