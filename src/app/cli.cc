@@ -92,6 +92,8 @@ int run_cli(int argc, char** argv) {
   coord_cmd->add_option("--secret-fd", coord.secret_fd, "read the cluster secret (hex) from this open file descriptor")
       ->check(CLI::NonNegativeNumber);
   coord_cmd->add_option("--output", coord.output, "run directory (on the chief worker's host)");
+  coord_cmd->add_option("--resume", coord.resume,
+                        "continue the run in this directory (on the chief worker's host) from its newest checkpoint");
   add_overrides(coord_cmd, coord.overrides);
 
   std::string inspect_path;

@@ -32,6 +32,7 @@ struct CoordinatorArgs {
   std::string secret_file;
   int secret_fd = -1;
   std::string output;
+  std::string resume;  // a run directory on the chief's host: continue from its newest checkpoint
   std::vector<std::string> overrides;
 };
 int run_coordinator(const CoordinatorArgs& args, const Log& log);

@@ -123,12 +123,20 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
   auto ctx = net::NetContext::create(std::move(*secret), net::PeerIdentity{"coordinator", 0, ""}, net_options(job),
                                      net_log_sink(log));
   auto transport = std::make_shared<net::TcpTransport>(ctx);
-  std::string run_dir = args.output.empty() ? train::RunDirectory::default_path(job.name).string() : args.output;
+  TRIB_CHECK(args.resume.empty() || args.output.empty() || args.resume == args.output, InvalidArgument,
+             "--resume {} and --output {} disagree: a resumed run continues in its own directory", args.resume,
+             args.output);
+  // The run directory is the chief worker's, on its host: the coordinator only passes it on
+  // (the chief checks it), and the servers never see it (their shards travel to the chief).
+  std::string run_dir = !args.resume.empty() ? args.resume
+                        : args.output.empty() ? train::RunDirectory::default_path(job.name).string()
+                                              : args.output;
   // --listen may differ from a spec's coordinator: 0.0.0.0:7000 on the host the spec names.
   std::string listen = args.listen.empty() ? job.cluster.coordinator : args.listen;
   cluster::Coordinator coordinator(transport, {.listen = listen,
                                                .job_yaml = job.resolved_yaml,
                                                .run_dir = run_dir,
+                                               .resume = !args.resume.empty(),
                                                .ps = job.cluster.ps,
                                                .workers = job.cluster.workers,
                                                .workers_may_be_lost = job.strategy.name == config::StrategyName::ps,
