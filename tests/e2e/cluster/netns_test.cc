@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "e2e/trib_process.h"
+#include "trib/cluster/local_cluster.h"
 
 namespace trib::testing {
 namespace {
@@ -174,6 +175,53 @@ TEST(NetworkNamespaces, ParameterServerWithoutBindPublishesTheAddressFacingTheCo
   EXPECT_EQ(ps.exit_code(), 0) << transcript(all);
   EXPECT_EQ(worker.exit_code(), 0) << transcript(all);
   EXPECT_TRUE(ps.printed("ps 0 serving at " + lab.host(1).address + ":")) << transcript(all);
+}
+
+// Hosts that share nothing: besides its own network namespace, the parameter server has its
+// own mount namespace with an empty /tmp, so the chief's run directory does not exist for
+// it. The checkpoint (its shard included) lands in the chief's directory over the network,
+// and a resumed job hands the server its shard back from there.
+TEST(NetworkNamespaces, NoSharedFilesystemCheckpointsAndResumes) {
+  NamespaceLab lab;
+  if (std::string why = lab.create(); !why.empty())
+    GTEST_SKIP() << "skipping the multi-host test in network namespaces: " << why;
+  const std::string unshare = find_program("unshare");
+  if (unshare.empty()) GTEST_SKIP() << "needs unshare (Debian: util-linux)";
+  TempDir dir("netns_no_shared_fs");
+  std::string secret = dir.file("secret", kSecretHex);
+  std::string job = dir.file("job.yaml", tiny_job("cluster: {ps: 1, workers: 1}\n"));
+  const std::string run = (dir.path() / "run").string();
+  std::vector<std::string> ps_wrapper = lab.exec_in(1);
+  for (const char* a : {"--mount", "--propagation", "private", "sh", "-c", "mount -t tmpfs tmpfs /tmp && exec \"$0\" \"$@\""})
+    ps_wrapper.push_back(a);
+  ps_wrapper.insert(ps_wrapper.begin() + static_cast<std::ptrdiff_t>(lab.exec_in(1).size()), unshare);
+
+  auto run_job = [&](int port, const std::vector<std::string>& flags) {
+    std::string address = lab.host(0).address + ":" + std::to_string(port);
+    std::vector<std::string> cargs = {"coordinator", job, "--listen", address, "--secret-file", secret,
+                                      "--set", "training.checkpoint_every=10"};
+    cargs.insert(cargs.end(), flags.begin(), flags.end());
+    Trib coordinator("coordinator", cargs, lab.exec_in(0));
+    EXPECT_TRUE(wait_until({&coordinator}, [&] { return coordinator.printed("waiting for"); }, 20s))
+        << coordinator.output();
+    Trib ps("ps", {"ps", "--join", address, "--bind", lab.host(1).address}, ps_wrapper,
+            {{cluster::kSecretEnv, kSecretHex}});
+    Trib worker("worker", {"worker", "--join", address, "--bind", lab.host(2).address, "--secret-file", secret},
+                lab.exec_in(2));
+    std::vector<Trib*> all{&coordinator, &ps, &worker};
+    EXPECT_TRUE(wait_until(all, [&] { return coordinator.exited() && ps.exited() && worker.exited(); }, 60s))
+        << transcript(all);
+    EXPECT_EQ(coordinator.exit_code(), 0) << transcript(all);
+    EXPECT_EQ(ps.exit_code(), 0) << transcript(all);
+    EXPECT_EQ(worker.exit_code(), 0) << transcript(all);
+    return transcript(all);
+  };
+  std::string first = run_job(7000, {"--output", run});
+  ASSERT_EQ(newest_checkpoint(run), 40) << first;
+  EXPECT_TRUE(fs::exists(fs::path(run) / "checkpoints" / "ckpt-40" / "ps-0.safetensors")) << first;
+  std::string second = run_job(7001, {"--resume", run, "--set", "training.steps=60"});
+  EXPECT_NE(second.find("resumed from " + run + "/checkpoints/ckpt-40 at step 40"), std::string::npos) << second;
+  EXPECT_EQ(newest_checkpoint(run), 60) << second;
 }
 
 }  // namespace
