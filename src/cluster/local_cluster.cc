@@ -117,9 +117,10 @@ class Supervisor {
     return pump({}, ignored);
   }
 
-  // SIGTERM, then SIGKILL for whoever is still there after `grace`.
+  // SIGINT (stop now: SIGTERM would ask for a checkpoint first), then SIGKILL for whoever is
+  // still there after `grace`.
   void stop_all(std::chrono::milliseconds grace) {
-    for (auto& c : children_) c->signal(SIGTERM);
+    for (auto& c : children_) c->signal(SIGINT);
     auto until = Clock::now() + grace;
     while (Clock::now() < until && !all_exited("")) {
       pump();

@@ -91,5 +91,22 @@ TEST(Preemption, AllreduceWorkersAgreeOnTheStepToStopAt) {
   preempt_and_resume("allreduce", "worker1", {"strategy.name=allreduce", "cluster.ps=0"});
 }
 
+// Ctrl-C keeps its meaning: the cluster stops at once (exit 130), no checkpoint first.
+TEST(Preemption, SigintToTheLauncherStillStopsAtOnce) {
+  fs::path out = testing::fresh_path("preempt", "sigint");
+  bool sent = false;
+  TribRun r = run_trib(job({"train", kPs, "--output", out.string()}), std::chrono::seconds(300),
+                       [&](const std::string&, testing::Trib& p) {
+                         if (!sent && newest_checkpoint(out) >= 20) {
+                           p.signal(SIGINT);
+                           sent = true;
+                         }
+                       });
+  ASSERT_TRUE(sent) << r.output;
+  EXPECT_EQ(r.exit_code, 130) << r.output;
+  EXPECT_EQ(r.output.find("stopping here"), std::string::npos) << r.output;
+  fs::remove_all(out);
+}
+
 }  // namespace
 }  // namespace trib
