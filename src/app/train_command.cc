@@ -65,6 +65,9 @@ int run_train(const TrainArgs& args, const Log& log) {
     o.stop = &stop;
     try {
       train_job(o);
+      if (terminate.received())
+        log.info("stopped for SIGTERM with a checkpoint: continue the run with `trib train {} --resume {}`", args.config,
+                 o.output.string());
     } catch (...) {
       if (std::string note = cleanup.after_failure(args.config); !note.empty()) log.info("{}", note);
       throw;

@@ -101,7 +101,10 @@ TEST(LocalCluster, AKilledWorkerIsEvictedAndTheAsyncJobGoesOn) {
   fs::path out = fresh_dir("killed_worker");
   bool killed = false;
   std::string pid;
-  TribRun r = run_trib(args({"train", kPs, "--output", out.string(), "--set", "training.epochs=2"}),
+  // No relaunch (cluster.max_restarts 0): the job goes on with one worker. The relaunch is
+  // tests/faults/ps/relaunch_test.cc.
+  TribRun r = run_trib(args({"train", kPs, "--output", out.string(), "--set", "training.epochs=2", "--set",
+                             "cluster.max_restarts=0"}),
                        std::chrono::seconds(240), [&](const std::string& line, testing::Trib&) {
                          std::smatch m;
                          if (std::regex_search(line, m, std::regex("worker1 \\(pid ([0-9]+)\\)"))) pid = m[1];

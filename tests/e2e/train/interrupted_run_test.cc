@@ -1,5 +1,6 @@
 // A single-process run stopped by Ctrl-C (issue 11) leaves nothing that refuses its rerun
 // with the same --output: its directory, without a checkpoint, is removed; with one, kept.
+// SIGTERM is preemption: it stops with a checkpoint.
 #include <signal.h>
 
 #include "e2e/trib_process.h"
@@ -51,7 +52,8 @@ TEST(InterruptedRun, CtrlCWithoutACheckpointRemovesTheRunDirectory) {
   EXPECT_EQ(again.exit_code, 0) << again.output;
 }
 
-TEST(InterruptedRun, SigtermWithACheckpointKeepsItAndNamesResume) {
+// Ctrl-C after a checkpoint: the directory stays, and the message says how to go on.
+TEST(InterruptedRun, CtrlCWithACheckpointKeepsItAndNamesResume) {
   TempDir dir("interrupted_ckpt");
   std::string job = dir.file("job.yaml", kJob);
   std::string out = (dir.path() / "run").string();
@@ -60,13 +62,34 @@ TEST(InterruptedRun, SigtermWithACheckpointKeepsItAndNamesResume) {
                         "training.eval_every=100000000", "--set", "training.checkpoint_every=10"},
                        120s, [&](const std::string&, Trib& p) {
                          if (!sent && newest_checkpoint(out) >= 0) {
-                           p.signal(SIGTERM);
+                           p.signal(SIGINT);
                            sent = true;
                          }
                        });
   ASSERT_TRUE(sent) << r.output;
   EXPECT_EQ(r.exit_code, 130) << r.output;
   EXPECT_GE(newest_checkpoint(out), 0);
+  EXPECT_NE(r.output.find("--resume " + out + "`"), std::string::npos) << r.output;
+}
+
+// SIGTERM is preemption (issue 12): a checkpoint at the next step boundary, exit 0, and the
+// same hint to go on.
+TEST(InterruptedRun, SigtermStopsWithACheckpointAndNamesResume) {
+  TempDir dir("interrupted_term");
+  std::string job = dir.file("job.yaml", kJob);
+  std::string out = (dir.path() / "run").string();
+  bool sent = false;
+  TribRun r = run_trib({"train", job, "--output", out, "--set", "training.steps=100000000", "--set",
+                        "training.eval_every=100000000", "--set", "training.checkpoint_every=100000000"},
+                       120s, [&](const std::string& line, Trib& p) {
+                         if (!sent && line.starts_with("run directory:")) {
+                           p.signal(SIGTERM);
+                           sent = true;
+                         }
+                       });
+  ASSERT_TRUE(sent) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_GE(newest_checkpoint(out), 1) << "the stop wrote a checkpoint at the step it stopped at";
   EXPECT_NE(r.output.find("--resume " + out + "`"), std::string::npos) << r.output;
 }
 
