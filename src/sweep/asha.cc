@@ -35,7 +35,11 @@ double Asha::percentile(std::vector<double> values, double q) {
   const double pos = q / 100.0 * static_cast<double>(values.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   const std::size_t hi = std::min(lo + 1, values.size() - 1);
-  return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
+  const double t = pos - static_cast<double>(lo);
+  if (t == 0 || values[lo] == values[hi]) return values[lo];
+  // This form, not lo + t * (hi - lo): with a diverged trial's -inf below, the cut-off is
+  // -inf (everything finite goes on) rather than NaN (nothing does).
+  return (1 - t) * values[lo] + t * values[hi];
 }
 
 std::optional<double> Asha::cutoff(std::int64_t rung) const {
