@@ -4,6 +4,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
+#include <random>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -194,9 +196,17 @@ int planned_trials(const SweepConfig& c) {
 }
 
 Params trial_params(const SweepConfig& c, int index) {
-  // asha over a grid: the grid's points, so that it searches what a grid search would.
-  if (c.search == SearchKind::grid || (c.search == SearchKind::asha && c.space.is_grid() && c.trials == 0))
-    return c.space.grid_point(index);
+  if (c.search == SearchKind::grid) return c.space.grid_point(index);
+  // asha over a grid: the grid's points, so that it searches what a grid search would, in a
+  // seeded random order: in grid order the first trials (which a rung always promotes) would
+  // all come from one corner of the space.
+  if (c.search == SearchKind::asha && c.space.is_grid() && c.trials == 0) {
+    std::vector<std::int64_t> order(static_cast<std::size_t>(c.space.grid_size()));
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 rng(c.seed);
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+    return c.space.grid_point(order[static_cast<std::size_t>(index)]);
+  }
   return c.space.sample(c.seed, index);
 }
 
