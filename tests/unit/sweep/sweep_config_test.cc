@@ -5,6 +5,7 @@
 #include <string>
 
 #include "trib/core/error.h"
+#include "trib/sweep/asha.h"
 #include "trib/sweep/sweep_config.h"
 
 namespace trib::sweep {
@@ -100,6 +101,20 @@ TEST(SweepConfig, BadSweepKeysAreNamedWithSuggestions) {
             std::string::npos);
   EXPECT_NE(error_of("job: missing.yaml\nsearch: grid\nspace: {optimizer.lr: [0.1]}\n").find("missing.yaml"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace trib::sweep
+
+namespace trib::sweep {
+namespace {
+
+TEST(SweepConfig, TheExampleSweepReads) {
+  SweepConfig c = load_sweep_config(kExamples + "/sweep_mlp.yaml");
+  EXPECT_EQ(c.search, SearchKind::asha);
+  EXPECT_EQ(planned_trials(c), 16);
+  EXPECT_EQ(c.job, kExamples + "/fashion_mlp_dropout.yaml");
+  EXPECT_EQ(Asha(c.grace_period, c.steps, c.reduction_factor, c.maximize).rungs(), (std::vector<std::int64_t>{300, 900}));
 }
 
 }  // namespace
