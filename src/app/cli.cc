@@ -125,6 +125,15 @@ int run_cli(int argc, char** argv) {
   produce_cmd->add_option("--drift-after-events", produce.drift_after_events, "... or after this many events (-1: never)");
   produce_cmd->add_option("--seed", produce.seed, "generator seed");
 
+  SweepArgs sweep;
+  CLI::App* sweep_cmd = app.add_subcommand("sweep", "Search hyper-parameters: run a sweep file's trials, grid, random or ASHA");
+  sweep_cmd->add_option("config", sweep.config, "sweep file (YAML)")->required()->check(CLI::ExistingFile);
+  sweep_cmd->add_option("--output", sweep.output, "sweep directory (default runs/<name>-<time>)");
+  sweep_cmd->add_option("--resume", sweep.resume, "continue the sweep in this directory after a crash");
+  std::string plot_dir;
+  CLI::App* plot_cmd = app.add_subcommand("plot", "Draw the metric curves of a sweep's trials (with gnuplot)");
+  plot_cmd->add_option("sweep_dir", plot_dir, "sweep directory")->required()->check(CLI::ExistingDirectory);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -149,6 +158,8 @@ int run_cli(int argc, char** argv) {
     if (*coord_cmd) return run_coordinator(coord, log);
     if (*broker_cmd) return run_broker(broker);
     if (*produce_cmd) return run_produce(produce);
+    if (*sweep_cmd) return run_sweep(sweep);
+    if (*plot_cmd) return run_plot(plot_dir);
   } catch (const InvalidArgument& e) {
     fmt::print(stderr, "trib: error: {}\n", e.what());
     return 2;

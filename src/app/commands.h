@@ -61,4 +61,13 @@ struct ProduceArgs {
 };
 int run_produce(const ProduceArgs& args);
 
+// `trib sweep` and `trib plot` (sweep_command.cc).
+struct SweepArgs {
+  std::string config;
+  std::string output;
+  std::string resume;
+};
+int run_sweep(const SweepArgs& args);
+int run_plot(const std::string& sweep_dir);
+
 }  // namespace trib::app

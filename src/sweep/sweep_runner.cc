@@ -1,0 +1,250 @@
+// The sweep's loop: fill the slots, watch the trials, decide at rungs, log, redraw.
+#include <sys/resource.h>
+
+#include <csignal>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "sweep_log.h"
+#include "sweep_table.h"
+#include "trial_metrics.h"
+#include "trial_process.h"
+#include "trib/config/job_config.h"
+#include "trib/core/error.h"
+#include "trib/sweep/sweep.h"
+
+namespace trib::sweep {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double children_cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// Overrides every segment of every trial gets: threads so that slots x threads fit the cores,
+// and a cosine schedule's length fixed to the trial's full length (not a segment's).
+std::vector<std::string> common_overrides(const SweepConfig& c, const config::JobConfig& job) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = c.threads > 0 ? c.threads : std::max(1, cores / c.slots);
+  if (job.cluster.enabled) threads = std::max(1, threads / job.cluster.workers);  // a local cluster's workers share them
+  std::vector<std::string> out = {fmt::format("threads.intra={}", threads), "threads.inter=1"};
+  if (job.schedule.name == "cosine" && job.schedule.total_steps == 0 && c.steps > 0)
+    out.push_back(fmt::format("schedule.total_steps={}", std::max<std::int64_t>(1, c.steps - job.schedule.warmup_steps)));
+  return out;
+}
+
+class Sweep {
+ public:
+  explicit Sweep(const SweepOptions& o)
+      : o_(o), c_(o.config), dir_(o.output), table_(o.out, o.interactive, c_.metric) {
+    job_ = config::load_job_config(c_.job);
+    overrides_ = common_overrides(c_, job_);
+    if (c_.search == SearchKind::asha) asha_.emplace(c_.grace_period, c_.steps, c_.reduction_factor, c_.maximize);
+    if (o.resume) {
+      trials_ = SweepLog::replay(dir_ / "sweep.jsonl", asha_ ? &*asha_ : nullptr);
+    } else {
+      std::error_code ec;
+      TRIB_CHECK(!fs::exists(dir_) || fs::is_empty(dir_, ec), InvalidArgument,
+                 "sweep directory '{}' already exists and is not empty: choose another --output, or pass --resume {} "
+                 "to continue that sweep",
+                 dir_.string(), dir_.string());
+    }
+    fs::create_directories(dir_ / "trials");
+    fs::create_directories(dir_ / "logs");
+    // A copy of the sweep file beside its results (trib plot reads the metric from it).
+    std::error_code ec;
+    if (!fs::equivalent(c_.file, dir_ / "sweep.yaml", ec))
+      fs::copy_file(c_.file, dir_ / "sweep.yaml", fs::copy_options::overwrite_existing, ec);
+    log_ = std::make_unique<SweepLog>(dir_ / "sweep.jsonl");
+    planned_ = planned_trials(c_);
+  }
+
+  SweepResult run() {
+    const double cpu0 = children_cpu_s();
+    const auto start = Clock::now();
+    bool time_up = false;
+    for (;;) {
+      if (!time_up && c_.time_s > 0 && std::chrono::duration<double>(Clock::now() - start).count() > c_.time_s) {
+        time_up = true;
+        table_.event(fmt::format("time budget of {} s spent: stopping the running trials at their next step",
+                                 c_.time_s));
+        for (auto& [id, p] : running_) p->signal(SIGTERM);  // each ends with a checkpoint
+      }
+      while (!time_up && static_cast<int>(running_.size()) < c_.slots && launch_next()) {
+      }
+      if (running_.empty()) break;
+      for (auto it = running_.begin(); it != running_.end();) {
+        if (it->second->poll()) {
+          finish_segment(trials_[static_cast<std::size_t>(it->first)], *it->second, time_up);
+          it = running_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      refresh_steps();
+      table_.draw(trials_);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return finish(children_cpu_s() - cpu0);
+  }
+
+ private:
+  fs::path run_dir(int id) const { return dir_ / "trials" / trial_name(id); }
+
+  // A promoted or interrupted trial first (lowest id), else a new one while the budget lasts.
+  bool launch_next() {
+    for (TrialRecord& t : trials_)
+      if (t.state == TrialState::pending && !running_.count(t.id)) return launch(t), true;
+    if (static_cast<int>(trials_.size()) >= planned_) return false;
+    TrialRecord t;
+    t.id = static_cast<int>(trials_.size());
+    t.params = trial_params(c_, t.id);
+    log_->trial(t);
+    trials_.push_back(t);
+    launch(trials_.back());
+    return true;
+  }
+
+  void launch(TrialRecord& t) {
+    TrialLaunch l;
+    l.executable = o_.executable;
+    l.job = c_.job;
+    l.run_dir = run_dir(t.id);
+    l.log_file = dir_ / "logs" / (trial_name(t.id) + ".log");
+    l.params = t.params;
+    l.target = asha_ ? asha_->next_stop(t.step) : c_.steps;
+    l.extra = overrides_;
+    targets_[t.id] = l.target;
+    try {
+      running_[t.id] = std::make_unique<TrialProcess>(l);
+      t.state = TrialState::running;
+    } catch (const Error& e) {
+      t.state = TrialState::failed;
+      t.note = e.what();
+      log_->end(t);
+      table_.event(fmt::format("{} failed to start: {}", trial_name(t.id), t.note));
+    }
+  }
+
+  void finish_segment(TrialRecord& t, TrialProcess& p, bool time_up) {
+    const std::int64_t target = targets_[t.id];
+    std::optional<MetricPoint> m = last_metric(run_dir(t.id), c_.metric, target);
+    if (!p.succeeded() || !m) {
+      t.state = TrialState::failed;
+      t.note = !p.succeeded() ? fmt::format("{}: {}", p.describe_exit(), p.last_error())
+                              : "the run wrote no evaluation of " + c_.metric;
+      log_->end(t);
+      table_.event(fmt::format("{} {} failed: {} (log: {})", trial_name(t.id), describe(t.params), t.note,
+                               (dir_ / "logs" / (trial_name(t.id) + ".log")).string()));
+      return;
+    }
+    t.step = m->step;
+    t.metric = m->value;
+    const std::string head = fmt::format("{} {}: step {} {} {:.4f}", trial_name(t.id), describe(t.params), t.step,
+                                         c_.metric, *t.metric);
+    if (time_up && (target == 0 || t.step < target)) {
+      t.state = TrialState::stopped;
+      t.note = "time budget";
+      log_->result(t, "stop");
+      log_->end(t);
+      table_.event(head + ": stopped (time budget)");
+      return;
+    }
+    if (asha_ && target < asha_->max_steps()) {
+      std::optional<double> cut = asha_->cutoff(target);
+      const bool go_on = asha_->on_rung(t.id, target, *t.metric);
+      log_->result(t, go_on ? "continue" : "stop");
+      if (go_on) {
+        t.state = TrialState::pending;
+        table_.event(head + fmt::format(": promoted past rung {}", target));
+      } else {
+        t.state = TrialState::stopped;
+        t.note = fmt::format("at rung {}, cut-off {:.4f}", target, cut.value_or(0));
+        log_->end(t);
+        table_.event(head + ": stopped " + t.note);
+      }
+      return;
+    }
+    t.state = TrialState::completed;
+    log_->result(t, "done");
+    log_->end(t);
+    table_.event(head + ": completed");
+  }
+
+  // The step column of running trials: their latest evaluation, read at most once a second.
+  void refresh_steps() {
+    if (!o_.interactive || Clock::now() - last_refresh_ < std::chrono::seconds(1)) return;
+    last_refresh_ = Clock::now();
+    for (auto& [id, p] : running_) {
+      TrialRecord& t = trials_[static_cast<std::size_t>(id)];
+      if (std::optional<MetricPoint> m = last_metric(run_dir(id), c_.metric)) t.step = m->step, t.metric = m->value;
+    }
+  }
+
+  SweepResult finish(double cpu_s) {
+    SweepResult r;
+    r.cpu_s = cpu_s;
+    r.trials = static_cast<int>(trials_.size());
+    for (const TrialRecord& t : trials_) {
+      r.completed += t.state == TrialState::completed;
+      r.stopped += t.state == TrialState::stopped;
+      r.failed += t.state == TrialState::failed;
+      if (!t.metric || t.state == TrialState::failed) continue;
+      const bool better = c_.maximize ? *t.metric > r.best_metric : *t.metric < r.best_metric;
+      if (r.best_trial < 0 || better) r.best_trial = t.id, r.best_metric = *t.metric;
+    }
+    table_.final(trials_, r.best_trial);
+    if (r.best_trial >= 0) {
+      const TrialRecord& best = trials_[static_cast<std::size_t>(r.best_trial)];
+      std::error_code ec;
+      fs::copy_file(run_dir(best.id) / "config.yaml", dir_ / "best.yaml", fs::copy_options::overwrite_existing, ec);
+      nlohmann::json j = {{"trial", best.id}, {"run_dir", run_dir(best.id).string()}, {"metric", c_.metric},
+                          {"value", best.metric.value_or(0)}, {"step", best.step}};
+      for (const auto& [k, v] : best.params) j["params"][k] = to_yaml(v);
+      std::ofstream(dir_ / "best.json") << j.dump(2) << '\n';
+      fmt::print(o_.out, "best: {} {} {} {:.4f} at step {}; its config: {}\n", trial_name(best.id),
+                 describe(best.params), c_.metric, r.best_metric, best.step, (dir_ / "best.yaml").string());
+    } else {
+      fmt::print(o_.out, "no trial produced a result: see the logs in {}\n", (dir_ / "logs").string());
+    }
+    fmt::print(o_.out, "{} trial(s): {} completed, {} stopped early, {} failed; sweep.jsonl in {}\n", r.trials,
+               r.completed, r.stopped, r.failed, dir_.string());
+    std::fflush(o_.out);
+    return r;
+  }
+
+  const SweepOptions& o_;
+  const SweepConfig& c_;
+  fs::path dir_;
+  LiveTable table_;
+  config::JobConfig job_;
+  std::vector<std::string> overrides_;
+  std::optional<Asha> asha_;
+  std::vector<TrialRecord> trials_;
+  std::unique_ptr<SweepLog> log_;
+  int planned_ = 0;
+  std::map<int, std::unique_ptr<TrialProcess>> running_;
+  std::map<int, std::int64_t> targets_;
+  Clock::time_point last_refresh_{};
+};
+
+}  // namespace
+
+SweepResult run_sweep(const SweepOptions& options) {
+  TRIB_CHECK(!options.executable.empty(), InvalidArgument, "run_sweep: no trib executable to run trials with");
+  Sweep sweep(options);
+  return sweep.run();
+}
+
+}  // namespace trib::sweep
