@@ -10,6 +10,7 @@
 #include "app/cluster_roles.h"
 #include "app/commands.h"
 #include "app/version.h"
+#include "plan/plan_command.h"
 #include "trib/core/error.h"
 
 namespace trib::app {
@@ -133,6 +134,23 @@ int run_cli(int argc, char** argv) {
   std::string plot_dir;
   CLI::App* plot_cmd = app.add_subcommand("plot", "Draw the metric curves of a sweep's trials (with gnuplot)");
   plot_cmd->add_option("sweep_dir", plot_dir, "sweep directory")->required()->check(CLI::ExistingDirectory);
+  plan::PlanArgs plan_args;
+  CLI::App* plan_cmd = app.add_subcommand(
+      "plan", "Predict throughput for every strategy, worker, server and batch count on a cluster; recommend the sweet spot");
+  plan_cmd->add_option("config", plan_args.config, "job file (YAML)")->required()->check(CLI::ExistingFile);
+  add_overrides(plan_cmd, plan_args.overrides);
+  plan_cmd->add_option("--link", plan_args.link, "each host's link: 1gbit, 10gbit, 250mbit, ...");
+  plan_cmd->add_option("--hosts", plan_args.hosts, "hosts in the cluster (workers and servers)");
+  plan_cmd->add_option("--cores-per-host", plan_args.cores_per_host, "cores per host; compute scales with them");
+  plan_cmd->add_option("--latency-us", plan_args.latency_us, "one-way latency between hosts, microseconds");
+  plan_cmd->add_option("--batches", plan_args.batches, "per-worker batch sizes to consider (default 64, 256 and the job's)")
+      ->delimiter(',');
+  plan_cmd->add_option("--step-ms", plan_args.step_ms,
+                       "BATCH=MS: one step's compute on one core, measured elsewhere; skips the calibration (repeatable)")
+      ->delimiter(',');
+  plan_cmd->add_option("--cpu-ns-per-byte", plan_args.cpu_ns_per_byte,
+                       "CPU per byte sent or received (encryption, MACs, copies; docs/scaling_limits.md)");
+  plan_cmd->add_option("--calibrate-seconds", plan_args.calibrate_seconds, "timed compute per batch size");
 
   try {
     app.parse(argc, argv);
@@ -160,6 +178,7 @@ int run_cli(int argc, char** argv) {
     if (*produce_cmd) return run_produce(produce);
     if (*sweep_cmd) return run_sweep(sweep);
     if (*plot_cmd) return run_plot(plot_dir);
+    if (*plan_cmd) return plan::run_plan(plan_args);
   } catch (const InvalidArgument& e) {
     fmt::print(stderr, "trib: error: {}\n", e.what());
     return 2;

@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# The scaling table in an emulated cluster (scripts/trib-emulate; as root): Tributary's
+# strategies and PyTorch DDP (../shared/peers/torch_ddp_peer.py) on the same emulated hosts,
+# one bench=scaling line per point on stdout; progress on stderr. docs/scaling.md.
+#
+#   bench/scaling.sh BUILD_DIR [--quick] [--workers 1,2,4,8] [--links 1,10] [--models cnn,mlp]
+#                    [--batches 64,256] [--strategies LIST] [--cpus 0.25] [--steps-seconds 12]
+#                    [--no-peer] [--tsv FILE]
+#
+# Every host gets --cpus of a core and a link of --cpus x L Gbit/s for L in --links, so a
+# point emulates one-core machines on L Gbit/s links. Roles run in their own hosts: worker i
+# on host i, parameter server j on host workers + j, the coordinator beside worker 0.
+# Strategies: ps1_async ps1_sync ps2_async ps2_sync allreduce allreduce_bf16.
+# --quick (`make bench`): the CNN at batch 64, 1 and 2 workers, 1 Gbit/s, allreduce,
+# allreduce_bf16 and ps1_async beside DDP; about 8 minutes on two cores.
+set -uo pipefail
+
+build=${1:?usage: bench/scaling.sh BUILD_DIR [options]}
+shift
+here=$(cd "$(dirname "$0")/.." && pwd)
+emu=$here/scripts/trib-emulate
+trib=$(cd "$build" && pwd)/bin/trib
+# The peers live in ../shared/peers beside the repository (a worktree one level deeper:
+# ../../shared); TRIB_PEERS_DIR overrides.
+peer=${TRIB_PEERS_DIR:-$here/../shared/peers}/torch_ddp_peer.py
+[[ -f $peer || -n ${TRIB_PEERS_DIR:-} ]] || peer=$here/../../shared/peers/torch_ddp_peer.py
+
+workers_list=1,2,4,8
+links=1,10
+models=cnn,mlp
+batches=64,256
+strategies=ps1_async,ps1_sync,ps2_async,ps2_sync,allreduce,allreduce_bf16
+cpus=0.25
+seconds=12
+use_peer=1
+tsv=""
+while (($#)); do
+  case $1 in
+    --quick) workers_list=1,2; links=1; models=cnn; batches=64; strategies=allreduce,allreduce_bf16,ps1_async; seconds=10; shift ;;
+    --workers) workers_list=$2; shift 2 ;;
+    --links) links=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
+    --batches) batches=$2; shift 2 ;;
+    --strategies) strategies=$2; shift 2 ;;
+    --cpus) cpus=$2; shift 2 ;;
+    --steps-seconds) seconds=$2; shift 2 ;;
+    --no-peer) use_peer=0; shift ;;
+    --tsv) tsv=$2; shift 2 ;;
+    *) echo "bench/scaling.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[[ -x $trib ]] || { echo "bench/scaling.sh: $trib is not built (cmake --build $build --target trib)" >&2; exit 2; }
+((EUID == 0)) || { echo "bench/scaling.sh: needs root for the emulated hosts; skipping" >&2; exit 0; }
+if [[ $use_peer == 1 ]] && { [[ ! -f $peer ]] || ! /usr/bin/python3 -c 'import torch' 2>/dev/null; }; then
+  echo "bench/scaling.sh: no peer ($peer, or python3-torch missing): peer figures are NA" >&2
+  use_peer=0
+fi
+
+name=scal
+work=$(mktemp -d /tmp/trib_scaling.XXXXXX)
+trap '"$emu" down --name $name >/dev/null 2>&1; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+secret=$work/secret
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$secret"
+chmod 600 "$secret"
+
+log() { echo "bench/scaling.sh: $*" >&2; }
+calc() { awk "BEGIN { printf \"%.6g\", $1 }"; }
+
+# Parameter bytes of the peer's models (docs/scaling_limits.md): MLP 784-256-256-10 and CNN.
+model_bytes() { [[ $1 == mlp ]] && echo 1077288 || echo 13098536; }
+job_args() {  # the example job made into the peer's model, trained with SGD, no evaluation
+  local model=$1 batch=$2 steps=$3
+  local cfg=$here/examples/fashion_$model.yaml
+  echo "$cfg --set training.batch=$batch --set training.steps=$steps --set training.eval_every=100000"
+  echo " --set training.train_metrics=false --set data.test_subset=100 --set threads.intra=1 --set threads.inter=1"
+  echo " --set optimizer.name=sgd --set optimizer.lr=0.01 --set schedule.name=constant"
+  [[ $model == mlp ]] && echo " --set model.layers.2.units=256"
+}
+
+# One host alone: its images/s training locally (the compute every point is measured against).
+single_host() {
+  local model=$1 batch=$2 steps=$3 out
+  # shellcheck disable=SC2046
+  out=$("$emu" exec --name $name 0 -- "$trib" train $(job_args "$model" "$batch" "$steps") \
+        --output "$work/single" 2>&1)
+  rm -rf "$work/single"
+  grep -oE ', [0-9.]+ images/s' <<< "$out" | tail -1 | grep -oE '[0-9.]+' || echo 0
+}
+
+# A trib cluster job: strategy args; the sum of the workers' images/s.
+trib_cluster() {
+  local model=$1 batch=$2 steps=$3 workers=$4 servers=$5 strat=$6 port=$((7000 + RANDOM % 1000))
+  local coord; coord=$("$emu" addr --name $name 0):$port
+  local pids=() i
+  # shellcheck disable=SC2046
+  "$emu" exec --name $name 0 -- "$trib" coordinator $(job_args "$model" "$batch" "$steps") $strat \
+    --set cluster.workers="$workers" --set cluster.ps="$servers" --listen "$coord" \
+    --secret-file "$secret" --output "$work/run" > "$work/coord.log" 2>&1 &
+  pids+=($!)
+  for ((i = 0; i < servers; i++)); do
+    "$emu" exec --name $name $((workers + i)) -- "$trib" ps --join "$coord" --index $i \
+      --bind "$("$emu" addr --name $name $((workers + i)))" --secret-file "$secret" > "$work/ps$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for ((i = 0; i < workers; i++)); do
+    "$emu" exec --name $name $i -- "$trib" worker --join "$coord" --index $i \
+      --bind "$("$emu" addr --name $name $i)" --secret-file "$secret" > "$work/w$i.log" 2>&1 &
+    pids+=($!)
+  done
+  local st=0 p
+  for p in "${pids[@]}"; do wait "$p" || st=1; done
+  rm -rf "$work/run"
+  if ((st)); then log "a trib role failed:"; tail -3 "$work"/*.log >&2; echo 0; return; fi
+  if ((workers == 1)); then  # one worker prints the summary line only
+    grep -ohE ', [0-9.]+ images/s' "$work"/w*.log | tail -1 | grep -oE '[0-9.]+' || echo 0
+  else
+    grep -ohE 'worker [0-9]+ throughput: [0-9.]+' "$work"/w*.log | awk '{ s += $4 } END { print s + 0 }'
+  fi
+}
+
+# torch DDP, one process per worker host; the job's images/s (rank 0's line).
+ddp() {
+  local model=$1 batch=$2 workers=$3 i pids=() port=$((29500 + RANDOM % 1000))
+  local master; master=$("$emu" addr --name $name 0)
+  for ((i = 0; i < workers; i++)); do
+    RANK=$i WORLD_SIZE=$workers MASTER_ADDR=$master MASTER_PORT=$port GLOO_SOCKET_IFNAME=eth0 \
+      "$emu" exec --name $name $i -- /usr/bin/python3 "$peer" --model "$model" --batch "$batch" --threads 1 \
+      --seconds "$seconds" --chunks 3 > "$work/ddp$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${pids[@]}"; do wait "$i"; done
+  local rate
+  rate=$(grep -ohE 'world=[0-9]+ .*images_per_s=[0-9.]+' "$work/ddp0.log" | grep -oE 'images_per_s=[0-9.]+$' | cut -d= -f2)
+  if [[ -z $rate ]]; then log "torch DDP printed no result:"; tail -5 "$work"/ddp*.log >&2; rate=0; fi
+  echo "$rate"
+}
+
+# What perfect overlap of compute and communication allows: N x batch / max(compute, wire).
+bound() {
+  local strat=$1 workers=$2 batch=$3 single=$4 bytes=$5 link_Bps=$6
+  local compute; compute=$(calc "$batch / $single")
+  local wire=0
+  case $strat in
+    allreduce) wire=$(calc "2 * ($workers - 1) / $workers * $bytes / $link_Bps") ;;
+    allreduce_bf16) wire=$(calc "($workers - 1) / $workers * $bytes / $link_Bps") ;;
+    ps*) local k=${strat:2:1}
+      wire=$(calc "($workers / $k > 1 ? $workers / $k : 1) * $bytes / $link_Bps") ;;
+  esac
+  calc "$workers * $batch / ($compute > $wire ? $compute : $wire)"
+}
+
+strategy_args() {
+  case $1 in
+    allreduce) echo "--set strategy.name=allreduce --set strategy.compression=none" ;;
+    allreduce_bf16) echo "--set strategy.name=allreduce --set strategy.compression=bf16" ;;
+    ps1_async|ps2_async) echo "--set strategy.name=ps --set strategy.mode=async" ;;
+    ps1_sync|ps2_sync) echo "--set strategy.name=ps --set strategy.mode=sync" ;;
+    *) echo "bench/scaling.sh: unknown strategy $1" >&2; exit 2 ;;
+  esac
+}
+
+[[ -n $tsv ]] && printf 'model\tstrategy\tworkers\tps\tlink_gbps\tbatch\tours\tbound\tpeer\tsingle\n' > "$tsv"
+IFS=, read -r -a W <<< "$workers_list"
+IFS=, read -r -a L <<< "$links"
+IFS=, read -r -a M <<< "$models"
+IFS=, read -r -a B <<< "$batches"
+IFS=, read -r -a S <<< "$strategies"
+for link in "${L[@]}"; do
+  rate_mbit=$(calc "$cpus * $link * 1000")
+  link_Bps=$(calc "$rate_mbit * 1e6 / 8")
+  for workers in "${W[@]}"; do
+    "$emu" up --name $name --hosts $((workers + 2)) --cpus "$cpus" --rate "${rate_mbit}mbit" || exit 1
+    for model in "${M[@]}"; do
+      bytes=$(model_bytes "$model")
+      for batch in "${B[@]}"; do
+        single=$(single_host "$model" "$batch" 30)
+        steps=$(calc "int($single / $batch * $seconds / 2) + 10")  # a few seconds of compute alone
+        peer_rate=NA
+        ((use_peer && workers >= 1)) && peer_rate=$(ddp "$model" "$batch" "$workers")
+        for strat in "${S[@]}"; do
+          servers=0; [[ $strat == ps* ]] && servers=${strat:2:1}
+          ((servers > workers + 2)) && continue
+          log "$model batch $batch, $workers worker(s), $servers server(s), $link Gbit/s-equivalent: $strat"
+          # shellcheck disable=SC2046
+          ours=$(trib_cluster "$model" "$batch" "$steps" "$workers" "$servers" "$(strategy_args "$strat")")
+          b=$(bound "$strat" "$workers" "$batch" "$single" "$bytes" "$link_Bps")
+          eff=$(calc "$ours / ($workers * $single)")
+          ratio=NA; [[ $peer_rate != NA && $peer_rate != 0 ]] && ratio=$(awk -v o="$ours" -v p="$peer_rate" 'BEGIN { printf "%.2f", o / p }')
+          comp=none; [[ $strat == *bf16 ]] && comp=bf16
+          sname=${strat%_bf16}; mode=""
+          [[ $strat == ps* ]] && { sname=ps; mode=" mode=${strat#ps?_}"; }
+          printf 'bench=scaling model=%s strategy=%s%s compression=%s workers=%d ps=%d link_gbps=%s batch=%d ours_images_per_s=%.0f efficiency=%.2f bound_images_per_s=%.0f of_bound=%.2f peer=torch_ddp peer_images_per_s=%s ratio=%s single_host_images_per_s=%.0f cpus_per_host=%s\n' \
+            "$model" "$sname" "$mode" "$comp" "$workers" "$servers" "$link" "$batch" "$ours" "$eff" "$b" \
+            "$(calc "$ours / $b")" "$peer_rate" "$ratio" "$single" "$cpus"
+          [[ -n $tsv ]] && printf '%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n' "$model" "$strat" "$workers" "$servers" \
+            "$link" "$batch" "$ours" "$b" "$peer_rate" "$single" >> "$tsv"
+        done
+      done
+    done
+    "$emu" down --name $name
+  done
+done

@@ -1,0 +1,76 @@
+// The planner's model of one training step on a cluster of identical hosts: measured
+// compute, the bytes a strategy puts on each link, the link's rate and latency, how much of
+// the communication hides behind backprop, and how evenly placement spreads the servers'
+// bytes. Pure arithmetic on given costs, so that it can be checked by hand (docs/scaling.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace trib::plan {
+
+enum class Strategy { ps_sync, ps_async, allreduce };
+std::string to_string(Strategy s);
+
+// What the job costs, measured or given.
+struct JobCosts {
+  std::int64_t parameter_bytes = 0;                // trainable variables, f32
+  std::map<std::int64_t, double> step_s_one_core;  // batch -> one step's compute on one core
+  // Largest server's bytes over the mean, per server count (1.0: perfectly even); from the
+  // job's placement of its variables. A count missing here is taken as even.
+  std::map<int, double> server_imbalance;
+  // Gradient buckets an allreduce exchanges per step (each costs a ring's latencies).
+  int allreduce_buckets = 1;
+};
+
+struct Hosts {
+  double cores = 1;  // per host; compute scales linearly with them (the calibration's one core)
+};
+
+struct Link {
+  double bytes_per_s = 125e6;  // each direction (full duplex), per host
+  double latency_s = 50e-6;    // one way, host to host
+};
+
+// How Tributary runs each strategy today; the defaults are what the code does, and the
+// emulation's figures fit them (docs/scaling.md).
+struct Behaviour {
+  double backprop_fraction = 2.0 / 3;  // of a step's compute; communication may hide behind it
+  // CPU-seconds per byte a host sends or receives: the frames' encryption and MAC, and
+  // copies (docs/scaling_limits.md measures 0.61 ns/B with the kernel's; 0.23 without).
+  double cpu_s_per_byte = 0.61e-9;
+  double allreduce_overlap = 1.0;  // buckets go out as backprop produces them
+  double ps_overlap = 0.0;         // a ps worker pushes after its step
+  bool ps_push_pull_serial = true; // a ps worker pulls after its push has been answered
+};
+
+struct Candidate {
+  Strategy strategy = Strategy::allreduce;
+  bool bf16 = false;  // allreduce: gradients on the wire as bf16
+  int workers = 1;
+  int servers = 0;    // ps only
+  std::int64_t batch = 64;
+};
+
+struct Prediction {
+  double compute_s = 0;       // the step's compute on one host, its communication's CPU included
+  double worker_link_s = 0;   // the busiest direction of a worker's link
+  double server_link_s = 0;   // the busiest server's link (ps)
+  double step_s = 0;          // predicted
+  double images_per_s = 0;    // all workers
+  double efficiency = 0;      // over workers x one host alone
+  double bound_images_per_s = 0;  // perfect overlap: workers x batch / max(compute, links)
+  std::string bottleneck;     // compute, worker_link or server_link: the largest term
+};
+
+// Throws InvalidArgument naming the field when the candidate or costs make no sense
+// (no calibration for the batch, a ps candidate without servers, workers < 1).
+Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, const Candidate& c,
+                   const Behaviour& behaviour = {});
+
+// "1gbit", "250mbit", "10gbit", "100kbit", "800bit" -> bytes per second; throws naming the text.
+double parse_link_rate(const std::string& text);
+
+}  // namespace trib::plan
