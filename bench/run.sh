@@ -15,6 +15,7 @@ BENCHES=(
   "allreduce_bench"
   "allreduce_train_bench"
   "sweep_bench"
+  "chaos_allreduce_bench"
 )
 
 build=${1:-build}

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "app/allreduce_membership.h"
 #include "app/cluster_stop.h"
 #include "cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
@@ -43,10 +44,10 @@ net::NetOptions net_options(const config::JobConfig& job) {
 namespace {
 
 std::shared_ptr<net::Transport> transport_for(const std::string& role, const RoleArgs& args, const net::NetOptions& o,
-                                              const Log& log) {
+                                              const Log& log, int index = 0) {
   net::NetOptions with_retry = o;  // a server not up yet, or busy with idle connections
   with_retry.connect_retry = std::chrono::seconds(args.timeout_s);
-  auto ctx = net::NetContext::create(load_secret(args), net::PeerIdentity{role, 0, ""}, with_retry, net_log_sink(log));
+  auto ctx = net::NetContext::create(load_secret(args), net::PeerIdentity{role, index, ""}, with_retry, net_log_sink(log));
   return std::make_shared<net::TcpTransport>(ctx);
 }
 
@@ -216,8 +217,10 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
   o.distribution.publish = [&member](const std::string& key, const std::string& value) { member->store().set(key, value); };
   o.distribution.lookup = [&member](const std::string& key) { return member->store().try_get(key); };
 
-  auto data_plane = transport_for("worker", args, net_options(job), log);
-  strategy::WorkerLinks links{m.index, m.workers, {}, nullptr, m.incarnation};
+  // Named by its index: a peer's error then says which worker it lost.
+  auto data_plane = transport_for("worker", args, net_options(job), log, m.index);
+  strategy::WorkerLinks links{m.index, m.workers, {}, nullptr, m.incarnation, {}, {}};
+  std::optional<AllreduceMembership> allreduce;  // outlives the training below
   if (job.strategy.name == config::StrategyName::ps) {
     if (m.index == 0) {
       std::vector<ps::VariableInfo> vars = strategy::trainable_variables(job);
@@ -229,19 +232,22 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
       links.servers.push_back(data_plane->connect(address));
     }
   } else if (job.strategy.name == config::StrategyName::allreduce) {
-    // Every worker listens, publishes its address, and the group forms once all are known.
+    // Every worker listens, publishes its address, and the group forms once all are known; a
+    // lost worker's survivors re-form it (app/allreduce_membership.h).
     std::string bind = bind_host(args, job);
-    auto endpoint = std::make_shared<collectives::Endpoint>(
-        collectives::Endpoint::listen(data_plane, net::format_host_port(bind, 0)));
-    member->store().set(fmt::format("allreduce/{}/address", m.index),
-                        published_address(bind, args, endpoint->address()));
-    collectives::GroupOptions g;
-    g.rank = m.index;
-    g.size = m.workers;
-    for (int w = 0; w < m.workers; ++w)
-      g.addresses.push_back(member->store().get(fmt::format("allreduce/{}/address", w),
-                                               std::chrono::seconds(job.cluster.join_timeout_s)));
-    links.group = collectives::Group::form(std::move(*endpoint), g);
+    allreduce.emplace(AllreduceMembershipOptions{
+        .member = member.get(),
+        .transport = data_plane,
+        .listen = net::format_host_port(bind, 0),
+        .published = [bind, args](const std::string& bound) { return published_address(bind, args, bound); },
+        .join_timeout = std::chrono::seconds(job.cluster.join_timeout_s),
+        .loss_wait = 2 * std::chrono::milliseconds(job.cluster.peer_timeout_ms) + std::chrono::seconds(2),
+        .base = {},
+        .log = &log});
+    // A relaunched worker joins the running group once its strategy starts (its model built).
+    if (allreduce->joining()) links.join = [a = &*allreduce] { return a->join(); };
+    else links.group = allreduce->form();
+    links.regroup = allreduce->regroup();
   }
   o.distribution.make_update = [links](const train::UpdateInputs& in) {
     return strategy::make_update_strategy(in, links);

@@ -97,8 +97,9 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.net = net_options(o.job);
   lc.live = terminal;
   lc.log_level = log.level();
-  lc.workers_may_be_lost = o.job.strategy.name == config::StrategyName::ps;
-  lc.relaunch_workers = lc.workers_may_be_lost;
+  // Under allreduce the survivors re-form their group and go on (docs/fault_tolerance.md).
+  lc.workers_may_be_lost = o.job.strategy.name != config::StrategyName::local;
+  lc.relaunch_workers = lc.workers_may_be_lost;  // a relaunched allreduce worker joins the running group
   lc.max_restarts = o.job.cluster.max_restarts;
   lc.terminate = &terminate;
   lc.preemption_grace = std::chrono::seconds(o.job.cluster.preemption_grace_s);
@@ -142,7 +143,7 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                .resume = !args.resume.empty(),
                                                .ps = job.cluster.ps,
                                                .workers = job.cluster.workers,
-                                               .workers_may_be_lost = job.strategy.name == config::StrategyName::ps,
+                                               .workers_may_be_lost = job.strategy.name != config::StrategyName::local,
                                                .registry = cluster::make_registry(job.cluster.store, job.name)});
   log.info("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)", coordinator.address(),
            job.cluster.ps, job.cluster.workers);

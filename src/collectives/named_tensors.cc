@@ -38,15 +38,20 @@ std::map<std::string, Tensor> tensors_of(const std::string& catalogue) {
 
 }  // namespace
 
-void broadcast_named_tensors(Group& group, std::map<std::string, Tensor>& tensors, int root) {
-  std::string catalogue = group.rank() == root ? catalogue_of(tensors) : std::string();
-  Tensor length = Tensor::from_vector<std::int64_t>(Shape{1}, {static_cast<std::int64_t>(catalogue.size())});
+void broadcast_bytes(Group& group, std::string& data, int root) {
+  Tensor length = Tensor::from_vector<std::int64_t>(Shape{1}, {static_cast<std::int64_t>(data.size())});
   broadcast(group, length, {.root = root});
   const auto bytes = static_cast<std::size_t>(*length.data<std::int64_t>());
   Tensor text = Tensor::zeros(DType::i32, Shape{static_cast<std::int64_t>((bytes + 3) / 4)});
-  if (group.rank() == root) std::memcpy(text.raw_data(), catalogue.data(), bytes);
+  if (group.rank() == root) std::memcpy(text.raw_data(), data.data(), bytes);
   broadcast(group, text, {.root = root});
-  if (group.rank() != root) tensors = tensors_of(std::string(static_cast<const char*>(text.raw_data()), bytes));
+  if (group.rank() != root) data.assign(static_cast<const char*>(text.raw_data()), bytes);
+}
+
+void broadcast_named_tensors(Group& group, std::map<std::string, Tensor>& tensors, int root) {
+  std::string catalogue = group.rank() == root ? catalogue_of(tensors) : std::string();
+  broadcast_bytes(group, catalogue, root);
+  if (group.rank() != root) tensors = tensors_of(catalogue);
   for (auto& [name, t] : tensors) broadcast(group, t, {.root = root});
 }
 

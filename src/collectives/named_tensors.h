@@ -11,6 +11,9 @@
 
 namespace trib::collectives {
 
+// Afterwards every rank's `bytes` holds the root's.
+void broadcast_bytes(Group& group, std::string& bytes, int root = 0);
+
 // Afterwards every rank's `tensors` holds copies of the root's (its own are replaced).
 void broadcast_named_tensors(Group& group, std::map<std::string, Tensor>& tensors, int root = 0);
 

@@ -25,19 +25,23 @@ namespace {
 }
 
 update::LocalUpdateOptions local_options(const AllreduceUpdateOptions& o) {
-  TRIB_CHECK(o.group && o.optimizer && o.schedule, InvalidArgument,
-             "AllreduceUpdate needs a group, an optimizer and a schedule");
+  TRIB_CHECK((o.group || o.join) && o.optimizer && o.schedule, InvalidArgument,
+             "AllreduceUpdate needs a group (or a way to join one), an optimizer and a schedule");
   return {o.parameters, o.optimizer, o.schedule, o.clip_norm, o.max_consecutive_skips};
 }
 
 }  // namespace
 
 AllreduceUpdate::AllreduceUpdate(AllreduceUpdateOptions options)
-    : o_(std::move(options)), local_(local_options(o_)) {
+    : o_(std::move(options)), local_(std::make_unique<update::LocalUpdate>(local_options(o_))) {
   TRIB_CHECK(o_.bucket_bytes >= sizeof(float), InvalidArgument, "allreduce strategy: bucket size {} bytes is too small",
              o_.bucket_bytes);
-  workers_ = o_.group->size();
-  exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression);
+  if (o_.scaled_for <= 0 && o_.group) o_.scaled_for = o_.group->size();
+  TRIB_CHECK(o_.scaled_for > 0, InvalidArgument, "allreduce strategy: a joiner must say how many workers its schedule is scaled for");
+  if (o_.group) {
+    workers_ = o_.group->size();
+    exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression);
+  }
 }
 
 AllreduceUpdate::~AllreduceUpdate() = default;
@@ -54,6 +58,18 @@ void AllreduceUpdate::broadcast_variables(VariableStore& vars) {
 }
 
 std::int64_t AllreduceUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) {
+  if (!o_.group && o_.join && !exchange_ && final_report_.empty()) {
+    // Joining a running group: its members are re-forming it for us and will give us their
+    // step and state. Nothing from a checkpoint: the group is past it.
+    o_.group = o_.join();
+    TRIB_CHECK(o_.group != nullptr, InvalidArgument, "allreduce strategy: joining gave no group");
+    try {
+      agree_and_roll_back(kJoining, vars, "joining", 0);
+    } catch (const Error&) {
+      rethrow_with(fmt::format("worker joining the allreduce group as rank {}", o_.group->rank()));
+    }
+    return rollback_->step;
+  }
   TRIB_CHECK(o_.group != nullptr, InvalidArgument, "allreduce strategy: start() after finish()");
   std::int64_t step = UpdateStrategy::start(vars, checkpoint);
   Tensor s = Tensor::from_vector<std::int64_t>(Shape{1}, {step});
@@ -68,7 +84,7 @@ std::int64_t AllreduceUpdate::start(VariableStore& vars, const Checkpoint* check
 }
 
 void AllreduceUpdate::broadcast_slots() {
-  std::map<std::string, Tensor> slots = local_.state();
+  std::map<std::string, Tensor> slots = local_->state();
   try {
     broadcast_named_tensors(*o_.group, slots, 0);
   } catch (const Error&) {
@@ -106,12 +122,22 @@ bool AllreduceUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& 
   TRIB_CHECK(grads.size() == o_.parameters.size(), InvalidArgument, "{} gradients for {} parameters", grads.size(),
              o_.parameters.size());
   TRIB_CHECK(exchange_ != nullptr, InvalidArgument, "allreduce strategy: apply() after finish()");
+  rollback_.reset();
   try {
     exchange_->finish(grads);
-  } catch (const Error&) {
-    rethrow_with(fmt::format("step {}: averaging gradients over {} workers", step, o_.group->size()));
+  } catch (const Error& e) {
+    // A lost worker (Unavailable) or one that stalled (Timeout) may leave survivors to go on.
+    const bool lost_peer = dynamic_cast<const Unavailable*>(&e) != nullptr || dynamic_cast<const Timeout*>(&e) != nullptr;
+    if (!o_.regroup || !lost_peer)
+      rethrow_with(fmt::format("step {}: averaging gradients over {} workers", step, o_.group->size()));
+    recover(step, vars, e.what());
+    return false;
   }
-  return local_.apply(step, grads, vars);
+  if (!local_->apply(step, grads, vars)) return false;
+  // Where the data stood after this step, for a rollback to the step after it.
+  cursors_[step] = cursor_;
+  while (cursors_.size() > 4) cursors_.erase(cursors_.begin());
+  return true;
 }
 
 }  // namespace trib::collectives

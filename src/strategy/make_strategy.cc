@@ -63,7 +63,7 @@ std::unique_ptr<update::UpdateStrategy> make_ps_update(const train::UpdateInputs
 }
 
 std::unique_ptr<update::UpdateStrategy> make_allreduce_update(const train::UpdateInputs& in, const WorkerLinks& links) {
-  TRIB_CHECK(links.group != nullptr, InvalidArgument, "strategy allreduce: worker {} has no group",
+  TRIB_CHECK(links.group != nullptr || links.join, InvalidArgument, "strategy allreduce: worker {} has no group",
              links.worker_index);
   collectives::AllreduceUpdateOptions ao;
   ao.group = links.group;
@@ -75,6 +75,12 @@ std::unique_ptr<update::UpdateStrategy> make_allreduce_update(const train::Updat
   ao.bucket_bytes = static_cast<std::size_t>(in.job.strategy.bucket_mb * (1 << 20));
   ao.compression = compression(in.job.strategy.compression);
   ao.clip_norm = in.job.training.clip_norm;
+  // After a lost worker: the survivors' group, and the learning rate rescaled by the linear
+  // rule for the workers left when the job scales it (schedule.linear_scaling).
+  ao.regroup = links.regroup;
+  ao.join = links.join;
+  ao.linear_scaling = in.job.schedule.linear_scaling;
+  ao.scaled_for = links.workers;
   // Its start() gives every worker the chief's step, variables and optimizer state.
   return std::make_unique<collectives::AllreduceUpdate>(std::move(ao));
 }

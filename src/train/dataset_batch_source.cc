@@ -3,19 +3,20 @@
 #include <algorithm>
 
 #include "train/resume_position.h"
+#include "trib/data/dataset_source.h"
 #include "trib/core/error.h"
 
 namespace trib::train {
 namespace {
 
 data::Pipeline build_pipeline(std::shared_ptr<const data::Dataset> dataset, const config::JobConfig& job,
-                              const Distribution& dist) {
+                              int index, int count) {
   data::PipelineBuilder b = data::Pipeline::from(std::move(dataset));
   // Without shuffle the dataset's own order: batch k of an epoch is examples [k*b, (k+1)*b)
   // of this worker's shard.
   if (job.data.shuffle) b.shuffle(job.training.seed);
   // Equal shards: synchronous workers then take the same number of steps per epoch.
-  return b.shard(dist.worker_index, dist.workers, /*equal_shards=*/true)
+  return b.shard(index, count, /*equal_shards=*/true)
       .batch(job.training.batch, /*drop_last=*/true)
       .prefetch(job.data.prefetch)
       .build();
@@ -34,8 +35,25 @@ std::int64_t steps_per_epoch(std::int64_t examples, const config::JobConfig& job
 
 DatasetBatchSource::DatasetBatchSource(std::shared_ptr<const data::Dataset> dataset, const config::JobConfig& job,
                                        const Distribution& dist, std::FILE* log)
-    : dist_(dist), log_(log), pipeline_(build_pipeline(dataset, job, dist)) {
+    : dist_(dist), log_(log), dataset_(dataset), job_(job),
+      pipeline_(build_pipeline(dataset, job, dist.worker_index, dist.workers)) {
   steps_per_epoch_ = train::steps_per_epoch(dataset->size(), job, dist.workers);
+  shard_index_ = dist.worker_index;
+  shard_count_ = dist.workers;
+}
+
+void DatasetBatchSource::follow(const data::DataPosition& peer) {
+  data::DataPosition at = pipeline_.position();
+  try {
+    at = data::position_in_shard(peer, shard_index_, shard_count_);
+  } catch (const InvalidArgument&) {
+    at.set_int("epoch", peer.get_int("epoch"));
+    at.set_int("cursor", 0);
+  }
+  pipeline_.seek(at);
+  std::fprintf(log_, "worker %d: data goes on at %s (shard %d of %d)\n", dist_.worker_index, at.to_string().c_str(),
+               shard_index_, shard_count_);
+  std::fflush(log_);
 }
 
 void DatasetBatchSource::start(const SourceStart& start) {
@@ -45,9 +63,36 @@ void DatasetBatchSource::start(const SourceStart& start) {
 
 std::optional<data::Batch> DatasetBatchSource::next() {
   // An empty answer ends an epoch; the next call starts the next one.
-  for (int tries = 0; tries < 2; ++tries)
+  for (int tries = 0; tries < 2; ++tries) {
     if (std::optional<data::Batch> b = pipeline_.next()) return b;
+    if (reshard_) apply_reshard();
+  }
   throw Error("the training data gave no batch in a whole epoch");
+}
+
+void DatasetBatchSource::reshard(int index, int count) {
+  TRIB_CHECK(count >= 1 && index >= 0 && index < count, InvalidArgument, "reshard: shard {} of {}", index, count);
+  reshard_ = std::make_pair(index, count);
+}
+
+// Between epochs: the next epoch's permutation in the new sharding, from its start.
+void DatasetBatchSource::apply_reshard() {
+  const auto [index, count] = *reshard_;
+  reshard_.reset();
+  const data::DataPosition old = pipeline_.position();
+  const std::int64_t epoch = old.get_int("epoch") + (old.get_int("cursor") > 0 ? 1 : 0);
+  data::Pipeline fresh = build_pipeline(dataset_, job_, index, count);
+  data::DataPosition at = fresh.position();
+  at.set_int("epoch", epoch);
+  at.set_int("cursor", 0);
+  fresh.seek(at);
+  pipeline_ = std::move(fresh);
+  shard_index_ = index;
+  shard_count_ = count;
+  steps_per_epoch_ = train::steps_per_epoch(dataset_->size(), job_, count);
+  std::fprintf(log_, "worker %d: from epoch %lld on, data shard %d of %d (%lld steps per epoch)\n", dist_.worker_index,
+               static_cast<long long>(epoch), index, count, static_cast<long long>(steps_per_epoch_));
+  std::fflush(log_);
 }
 
 }  // namespace trib::train

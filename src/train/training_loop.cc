@@ -104,6 +104,13 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     source.resume_at(at);
     progress.message(fmt::format("worker {}: rejoins at step {}, data at {}", dist.worker_index, ctx.step, at.to_string()));
   }
+  if (std::optional<update::Rollback> joined = update->take_rollback()) {
+    // This worker joined a running group (a relaunched allreduce worker): its data goes on
+    // where the group's stands, in its own shard, and is resharded from the next epoch.
+    progress.message(joined->message);
+    if (joined->peer_cursor) source.follow(data::DataPosition::parse(*joined->peer_cursor));
+    source.reshard(joined->rank, joined->workers);
+  }
   if (resumed)
     progress.message(fmt::format("resumed from {} at step {}", resumed->checkpoint.dir().string(), ctx.step));
   hooks.on_start(ctx);
@@ -137,6 +144,15 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
                                                 [u](std::size_t i, const update::GradTensor& g) { u->on_gradient_ready(i, g); });
     if (std::optional<data::DataPosition> p = source.position()) update->set_data_cursor(p->serialize());
     if (!update->apply(ctx.step, r.grads, vars)) {
+      if (std::optional<update::Rollback> rb = update->take_rollback()) {
+        // The workers changed under this step (a lost allreduce worker): go on from where the
+        // survivors agreed, with this worker's data where it stood then, reshard from the next epoch.
+        progress.message(rb->message);
+        ctx.step = rb->step;
+        if (rb->data_cursor) source.resume_at(data::DataPosition::parse(*rb->data_cursor));
+        source.reshard(rb->rank, rb->workers);
+        continue;
+      }
       progress.message(fmt::format("step {}: non-finite gradient, step skipped", ctx.step));
       source.skipped(*batch);
       hooks.on_skip(ctx, *batch);

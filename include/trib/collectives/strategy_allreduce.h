@@ -11,6 +11,14 @@
 // the global batch, costs bytes in proportion to the rows touched, and keeps lazy
 // optimizers (sparse Adam) behaving as in one process.
 //
+// Losing a worker (docs/fault_tolerance.md, "Allreduce: losing and regaining a worker"): when
+// the exchange of a step fails and `regroup` is set, apply() asks it for the group of the
+// next generation (the survivors), and the survivors agree on the lowest step any of them
+// stands at, take the variables and optimizer state of a survivor standing there (undoing a
+// step that completed on some ranks only), rescale the learning rate by the linear rule
+// (lr * survivors / scaled_for, when linear_scaling), and return false with a Rollback
+// (take_rollback()) that tells the loop where to go on. No process restarts.
+//
 // The job's strategy factory (include/trib/strategy/make_strategy.h) builds one for
 // `strategy: allreduce`; the learning-rate schedule it is given is the job's, with the linear
 // scaling rule already applied where the job asks for it (config/derived_settings.h).
@@ -19,8 +27,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +42,11 @@ namespace trib::collectives {
 
 class GradientExchange;
 
+// Given the group that failed and why, the group of the next generation (its ranks in the
+// failed group's order, this worker among them); throws when the job cannot go on (the
+// failure was not a lost member, or this worker was itself evicted).
+using Regroup = std::function<std::shared_ptr<Group>(const Group& failed, const std::string& why)>;
+
 struct AllreduceUpdateOptions {
   std::shared_ptr<Group> group;
   std::vector<std::string> parameters;  // trainable parameter names, in gradient order
@@ -41,6 +56,16 @@ struct AllreduceUpdateOptions {
   Compression compression = Compression::none;
   double clip_norm = 0;  // by the global norm of the averaged gradient; 0: off
   int max_consecutive_skips = 10;
+  Regroup regroup{};  // empty: a failed exchange ends the run (apply() throws)
+  // Joining a running group (a relaunched worker): `group` is null, and start() gets the group
+  // from this, then takes the group's step, variables and optimizer state from a member.
+  std::function<std::shared_ptr<Group>()> join{};
+  // The schedule includes the linear scaling rule for `scaled_for` workers (0: the group's
+  // size at construction); a re-formed group of n workers trains at lr * n / scaled_for.
+  bool linear_scaling = false;
+  int scaled_for = 0;
+  // How many failed exchanges in a row a worker tries to recover from before it gives up.
+  int max_regroups = 8;
 };
 
 class AllreduceUpdate final : public update::UpdateStrategy {
@@ -49,7 +74,9 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   ~AllreduceUpdate() override;
 
   // Makes every worker start where rank 0 (the chief) starts: its checkpoint's step (with
-  // a checkpoint, which only the chief reads), its variables and its optimizer state.
+  // a checkpoint, which only the chief reads), its variables and its optimizer state. A joiner
+  // (options.join) instead joins the running group, whose members are re-forming it: it starts
+  // at their step with their state, and take_rollback() then tells the loop its shard.
   std::int64_t start(VariableStore& vars, const Checkpoint* checkpoint) override;
   // Broadcasts every variable in `vars` (sorted by name) from rank 0. A worker whose model
   // differs fails naming the variable and both shapes.
@@ -68,20 +95,43 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   // the averages, then applies them through a LocalUpdate: skip on NaN/Inf (the same
   // decision on every worker, since every worker holds the same averages), clip, update.
   bool apply(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars) override;
-  float learning_rate(std::int64_t step) const override { return local_.learning_rate(step); }
-  std::map<std::string, Tensor> state() const override { return local_.state(); }
-  void restore_state(const std::map<std::string, Tensor>& tensors) override { local_.restore_state(tensors); }
+  float learning_rate(std::int64_t step) const override { return local_->learning_rate(step); }
+  void set_data_cursor(std::string cursor) override { cursor_ = std::move(cursor); }
+  std::map<std::string, Tensor> state() const override { return local_->state(); }
+  void restore_state(const std::map<std::string, Tensor>& tensors) override { local_->restore_state(tensors); }
+
+  std::optional<update::Rollback> take_rollback() override;
 
   const Group& group() const { return *o_.group; }
+  // Groups formed since start (each after a lost worker), and steps undone by them in all.
+  int regroups() const { return regroups_; }
+  std::int64_t steps_redone() const { return steps_redone_; }
+  // The learning rate's factor now (1 until a re-formed group of another size).
+  double lr_factor() const { return lr_factor_; }
 
  private:
   void broadcast_slots();
+  // A failed exchange at `step`: re-form, agree, roll back (strategy_allreduce_recovery.cc).
+  void recover(std::int64_t step, VariableStore& vars, const std::string& why);
+  void agree_and_roll_back(std::int64_t step, VariableStore& vars, const std::string& why, int old_size);
+  void adopt_group();  // the exchange and learning rate for the group now in o_.group
+  // Sets lr_factor_ for a group of `workers`.
+  update::LocalUpdateOptions scaled_local_options(double workers);
+
+  // The step a joiner says it stands at: above every member's, so never the one agreed on.
+  static constexpr std::int64_t kJoining = INT64_MAX;
 
   AllreduceUpdateOptions o_;
   int workers_ = 1;
   std::string final_report_;
   std::unique_ptr<GradientExchange> exchange_;
-  update::LocalUpdate local_;  // the update itself, on the averaged gradients
+  std::unique_ptr<update::LocalUpdate> local_;  // the update itself, on the averaged gradients
+  double lr_factor_ = 1;
+  int regroups_ = 0;
+  std::int64_t steps_redone_ = 0;
+  std::string cursor_;                            // set_data_cursor of the step being applied
+  std::map<std::int64_t, std::string> cursors_;   // after each recent applied step
+  std::optional<update::Rollback> rollback_;
 };
 
 }  // namespace trib::collectives

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "trib/collectives/group.h"
+#include "trib/collectives/strategy_allreduce.h"
 #include "trib/config/job_config.h"
 #include "trib/net/transport.h"
 #include "trib/ps/placement.h"
@@ -24,6 +26,12 @@ struct WorkerLinks {
   std::vector<std::shared_ptr<net::Connection>> servers;  // ps: one per server, by index
   std::shared_ptr<collectives::Group> group;              // allreduce: every worker's group
   std::int64_t generation = 0;  // ps: the generation this worker joined in (its requests carry it)
+  // allreduce: how the group re-forms with the survivors after a lost worker; empty: a lost
+  // worker ends the run.
+  collectives::Regroup regroup{};
+  // allreduce, a worker joining a running job (relaunched): forms its group when the strategy
+  // starts, instead of `group`.
+  std::function<std::shared_ptr<collectives::Group>()> join{};
 };
 
 // The strategy inputs.job.strategy names, over `links`: local (clip and optimizer here), ps

@@ -45,6 +45,15 @@ class BatchSource {
   // source without positions ignores it.
   virtual void resume_at(const data::DataPosition& /*position*/) {}
 
+  // Go on where a peer worker's data stands (`position`, taken in its shard), in this
+  // worker's own shard: a worker joining a running group. A source without positions ignores it.
+  virtual void follow(const data::DataPosition& /*position*/) {}
+
+  // From the next epoch on, take shard `index` of `count` (the workers changed: a lost
+  // allreduce worker). The current epoch goes on in the shard it started in. A source
+  // without shards ignores it.
+  virtual void reshard(int /*index*/, int /*count*/) {}
+
   // Where a resumed run continues after the last applied batch, saved as the checkpoint's
   // data_position by the chief. nullopt: nothing to save (an iterator that cannot be
   // replayed, or positions that hooks save themselves).

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "trib/config/job_config.h"
 #include "trib/data/dataset.h"
@@ -35,10 +37,22 @@ class DatasetBatchSource final : public BatchSource {
   std::optional<data::Batch> next() override;
   void resume_at(const data::DataPosition& position) override { pipeline_.seek(position); }
   std::optional<data::DataPosition> position() const override { return pipeline_.position(); }
+  // At the end of this epoch the pipeline is rebuilt over shard `index` of `count`.
+  void reshard(int index, int count) override;
+  // The peer's epoch and cursor in this worker's shard when both are equal shards of the same
+  // count (the lost worker's shard, taken up where the others stand); else the start of the
+  // peer's epoch in this worker's shard.
+  void follow(const data::DataPosition& position) override;
 
  private:
+  void apply_reshard();
+
   const Distribution& dist_;
   std::FILE* log_;
+  std::shared_ptr<const data::Dataset> dataset_;
+  config::JobConfig job_;
+  std::optional<std::pair<int, int>> reshard_;  // (index, count) from the next epoch
+  int shard_index_ = 0, shard_count_ = 1;       // of the pipeline now
   std::int64_t steps_per_epoch_ = 0;
   data::Pipeline pipeline_;
 };

@@ -17,6 +17,23 @@
 
 namespace trib::update {
 
+// What apply() returning false means when the set of workers changed under it (allreduce: a
+// worker was lost and the survivors re-formed their group): the step was not applied, and
+// the steps from `step` on are to be taken again, by `workers` workers of which this is
+// number `rank` (this worker's data shard from the next epoch on).
+struct Rollback {
+  std::int64_t step = 0;  // the next step to take
+  int rank = 0;
+  int workers = 1;
+  // Where this worker's data stood after step - 1 was applied; nullopt when not known (then
+  // the batches of the undone steps are consumed without being trained on).
+  std::optional<std::string> data_cursor;
+  // Where the worker whose state the group took stood after step - 1, in its own shard: a
+  // worker that joins a running group starts its data there (moved to its shard).
+  std::optional<std::string> peer_cursor;
+  std::string message;  // one line for the log: who was lost, what was undone
+};
+
 class UpdateStrategy {
  public:
   virtual ~UpdateStrategy() = default;
@@ -47,6 +64,11 @@ class UpdateStrategy {
   // After start(): where this worker's data resumes, when the strategy knows (a relaunched
   // parameter-server worker); nullopt: where the source's own start put it.
   virtual std::optional<std::string> resume_data_cursor() const { return std::nullopt; }
+
+  // After apply() returned false: the rollback that caused it, once (nullopt: the step was
+  // skipped for a non-finite gradient). After start(): set when this worker joined a running
+  // group (the shard it takes).
+  virtual std::optional<Rollback> take_rollback() { return std::nullopt; }
 
   // Optimizer state for checkpoints, as named tensors.
   virtual std::map<std::string, Tensor> state() const { return {}; }

@@ -1,0 +1,282 @@
+#include "app/allreduce_membership.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace trib::app {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr char kPlanKey[] = "allreduce/plan";
+// Set by the chief once its training is over: no group will take a joiner any more.
+constexpr char kFinishedKey[] = "allreduce/finished";
+
+// Where worker `index` of the group of generation `generation` listens. Generation 0 is the
+// first group, whose key the launch tools and tests already know.
+std::string address_key(std::int64_t generation, int index) {
+  return generation == 0 ? fmt::format("allreduce/{}/address", index)
+                         : fmt::format("allreduce/gen/{}/{}", generation, index);
+}
+
+// Set by a joiner to its incarnation once it is ready to take part.
+std::string join_key(int index) { return fmt::format("allreduce/join/{}", index); }
+
+bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+}  // namespace
+
+AllreduceMembership::AllreduceMembership(AllreduceMembershipOptions options) : o_(std::move(options)) {
+  TRIB_CHECK(o_.member != nullptr && o_.transport != nullptr && o_.published && o_.log != nullptr, InvalidArgument,
+             "AllreduceMembership needs a member, a transport, an address function and a log");
+  // The chief writes the first plan once the first group exists: a worker that finds one came
+  // after the start (a relaunched process).
+  joining_ = !chief() && read_plan().has_value();
+}
+
+AllreduceMembership::~AllreduceMembership() {
+  if (chief() && !members_.empty()) {
+    try {
+      o_.member->store().set(kFinishedKey, "1");  // a joiner still waiting gives up
+    } catch (const Error&) {
+      // The coordinator is gone: so is every joiner's wait.
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (watcher_.joinable()) watcher_.join();
+}
+
+std::shared_ptr<collectives::Group> AllreduceMembership::form() {
+  GroupPlan plan{0, {}};
+  for (int w = 0; w < o_.member->membership().workers; ++w) plan.workers.push_back(w);
+  std::shared_ptr<collectives::Group> g = try_form(plan, [] { return false; });
+  if (chief()) {
+    write_plan(plan);
+    watcher_ = std::thread([this] { watch_joiners(); });
+  }
+  return g;
+}
+
+std::shared_ptr<collectives::Group> AllreduceMembership::join() {
+  cluster::Member& member = *o_.member;
+  member.store().set(join_key(self()), std::to_string(member.membership().incarnation));
+  o_.log->info("worker {}: asking to join the running allreduce group (incarnation {})", self(),
+               member.membership().incarnation);
+  const std::optional<GroupPlan> before = read_plan();
+  const std::int64_t seen = before ? before->generation : -1;
+  const auto until = Clock::now() + o_.join_timeout;
+  for (;;) {
+    std::optional<GroupPlan> plan = read_plan();
+    if (plan && plan->generation > seen && contains(plan->workers, self())) {
+      const std::int64_t g = plan->generation;
+      if (auto group = try_form(*plan, [&] { auto p = read_plan(); return p && p->generation > g; })) return group;
+      continue;
+    }
+    TRIB_CHECK(!member.shutdown_requested() && !member.store().try_get(kFinishedKey), Unavailable,
+               "the job finished before worker {} could join its allreduce group", self());
+    TRIB_CHECK(Clock::now() < until, Timeout,
+               "worker {}: the chief gave it no place in the allreduce group within {} s (cluster.join_timeout_s)", self(),
+               std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count());
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+collectives::Regroup AllreduceMembership::regroup() {
+  return [this](const collectives::Group& failed, const std::string& why) { return regroup_now(failed, why); };
+}
+
+std::optional<GroupPlan> AllreduceMembership::read_plan() const {
+  std::optional<std::string> text = o_.member->store().try_get(kPlanKey);
+  if (!text || text->empty()) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(*text);
+  return GroupPlan{j.at("generation").get<std::int64_t>(), j.at("workers").get<std::vector<int>>()};
+}
+
+void AllreduceMembership::write_plan(const GroupPlan& plan) {
+  o_.member->store().set(kPlanKey, nlohmann::json{{"generation", plan.generation}, {"workers", plan.workers}}.dump());
+}
+
+std::map<int, std::int64_t> AllreduceMembership::listed_workers() const {
+  std::map<int, std::int64_t> listed;
+  for (const cluster::RosterEntry& e : o_.member->roster().members)
+    if (e.role == "worker") listed[e.index] = e.incarnation;
+  return listed;
+}
+
+std::vector<int> AllreduceMembership::ready_joiners() {
+  std::vector<int> out;
+  std::vector<int> members;
+  std::map<int, std::int64_t> incarnation;
+  {
+    std::lock_guard lock(mu_);
+    members = members_;
+    incarnation = incarnation_;
+  }
+  for (const auto& [w, inc] : listed_workers()) {
+    auto was = incarnation.find(w);
+    if (contains(members, w) && was != incarnation.end() && was->second == inc) continue;  // a member
+    if (o_.member->store().try_get(join_key(w)).value_or("") == std::to_string(inc)) out.push_back(w);
+  }
+  return out;
+}
+
+std::shared_ptr<collectives::Group> AllreduceMembership::try_form(const GroupPlan& plan,
+                                                                  const std::function<bool()>& superseded) {
+  cluster::Member& member = *o_.member;
+  const auto rank_it = std::find(plan.workers.begin(), plan.workers.end(), self());
+  TRIB_CHECK(rank_it != plan.workers.end(), Unavailable, "worker {} is not among the workers {} of generation {}",
+             self(), fmt::join(plan.workers, ", "), plan.generation);
+  collectives::Endpoint endpoint = collectives::Endpoint::listen(o_.transport, o_.listen);
+  member.store().set(address_key(plan.generation, self()), o_.published(endpoint.address()));
+  collectives::GroupOptions g = o_.base;
+  g.rank = static_cast<int>(rank_it - plan.workers.begin());
+  g.size = static_cast<int>(plan.workers.size());
+  g.generation = static_cast<std::uint64_t>(plan.generation);
+  g.addresses.clear();
+  const auto until = Clock::now() + o_.join_timeout;
+  for (int w : plan.workers) {
+    for (;;) {
+      if (std::optional<std::string> a = member.store().try_get(address_key(plan.generation, w))) {
+        g.addresses.push_back(*a);
+        break;
+      }
+      if (superseded()) return nullptr;  // someone else was lost (or came) meanwhile
+      TRIB_CHECK(!member.shutdown_requested(), Unavailable,
+                 "the coordinator at {} stopped the job while the allreduce group formed", member.coordinator_address());
+      TRIB_CHECK(Clock::now() < until, Timeout,
+                 "worker {} did not publish its allreduce address for generation {} within {} s (cluster.join_timeout_s)",
+                 w, plan.generation, std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count());
+      std::this_thread::sleep_for(plan.generation == 0 ? 100ms : 2ms);
+    }
+  }
+  std::shared_ptr<collectives::Group> group;
+  try {
+    group = collectives::Group::form(std::move(endpoint), g);
+  } catch (const Error&) {
+    if (superseded()) return nullptr;
+    throw;
+  }
+  std::map<int, std::int64_t> listed = listed_workers();
+  {
+    std::lock_guard lock(mu_);
+    members_ = plan.workers;
+    incarnation_.clear();
+    for (int w : plan.workers)
+      if (auto it = listed.find(w); it != listed.end()) incarnation_[w] = it->second;
+    current_ = group;
+  }
+  if (plan.generation > 0)
+    o_.log->info("worker {}: allreduce group generation {} formed with workers {}: rank {} of {}", self(),
+                 plan.generation, fmt::join(plan.workers, ", "), group->rank(), group->size());
+  return group;
+}
+
+std::shared_ptr<collectives::Group> AllreduceMembership::regroup_now(const collectives::Group& failed,
+                                                                     const std::string& why) {
+  if (chief()) return chief_regroup(failed, why);
+  cluster::Member& member = *o_.member;
+  const auto until = Clock::now() + o_.loss_wait + o_.join_timeout;
+  for (;;) {
+    std::map<int, std::int64_t> listed = listed_workers();
+    {
+      std::lock_guard lock(mu_);
+      auto it = listed.find(self());
+      TRIB_CHECK(it != listed.end() && it->second == incarnation_[self()], Unavailable,
+                 "worker {} was evicted from the job after \"{}\": it cannot rejoin its old group", self(), why);
+    }
+    if (std::optional<GroupPlan> plan = read_plan(); plan && plan->generation > static_cast<std::int64_t>(failed.generation())) {
+      TRIB_CHECK(contains(plan->workers, self()), Unavailable,
+                 "worker {} was left out of the allreduce group of generation {} (workers {}) after \"{}\"", self(),
+                 plan->generation, fmt::join(plan->workers, ", "), why);
+      const std::int64_t g = plan->generation;
+      if (auto group = try_form(*plan, [&] { auto p = read_plan(); return p && p->generation > g; })) return group;
+      continue;
+    }
+    TRIB_CHECK(Clock::now() < until, Unavailable,
+               "{}; the chief (worker 0) made no new allreduce group within {} ms, so this worker cannot go on", why,
+               (o_.loss_wait + o_.join_timeout).count());
+    TRIB_CHECK(!member.shutdown_requested(), Unavailable, "{}; and the coordinator stopped the job", why);
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
+std::shared_ptr<collectives::Group> AllreduceMembership::chief_regroup(const collectives::Group& failed,
+                                                                       const std::string& why) {
+  cluster::Member& member = *o_.member;
+  const auto until = Clock::now() + o_.loss_wait;
+  for (;;) {
+    // Survivors: the members of the failed group that the coordinator still lists as the
+    // same processes (a relaunched holder of an index is a newcomer, not a survivor).
+    const cluster::RosterView roster = member.roster();
+    std::map<int, std::int64_t> listed;
+    for (const cluster::RosterEntry& e : roster.members)
+      if (e.role == "worker") listed[e.index] = e.incarnation;
+    std::vector<int> members, survivors, lost;
+    {
+      std::lock_guard lock(mu_);
+      members = members_;
+      for (int w : members_) {
+        auto it = listed.find(w);
+        (it != listed.end() && it->second == incarnation_[w] ? survivors : lost).push_back(w);
+      }
+    }
+    std::vector<int> joiners = ready_joiners();
+    if (!lost.empty() || !joiners.empty()) {
+      GroupPlan plan{std::max<std::int64_t>(roster.generation, static_cast<std::int64_t>(failed.generation()) + 1),
+                     survivors};
+      plan.workers.insert(plan.workers.end(), joiners.begin(), joiners.end());
+      std::sort(plan.workers.begin(), plan.workers.end());
+      o_.log->info("worker 0: {}{}; allreduce group generation {}: workers {}",
+                   lost.empty() ? "" : fmt::format("worker(s) {} lost", fmt::join(lost, ", ")),
+                   joiners.empty() ? "" : fmt::format("{}worker(s) {} joining", lost.empty() ? "" : ", ", fmt::join(joiners, ", ")),
+                   plan.generation, fmt::join(plan.workers, ", "));
+      write_plan(plan);
+      // Superseded when a worker of the plan is lost before the group forms.
+      auto superseded = [&] {
+        std::map<int, std::int64_t> now = listed_workers();
+        return std::any_of(plan.workers.begin(), plan.workers.end(), [&](int w) {
+          auto it = now.find(w);
+          return it == now.end() || it->second != listed[w];
+        });
+      };
+      if (auto group = try_form(plan, superseded)) return group;
+      continue;
+    }
+    TRIB_CHECK(Clock::now() < until, Unavailable,
+               "{}; the coordinator reported no lost worker within {} ms, so the group cannot re-form", why,
+               o_.loss_wait.count());
+    member.wait_for_change(roster.generation, 20ms);
+  }
+}
+
+void AllreduceMembership::watch_joiners() {
+  std::unique_lock lock(mu_);
+  std::uint64_t aborted_generation = ~std::uint64_t{0};
+  while (!wake_.wait_for(lock, 100ms, [&] { return stopping_; })) {
+    lock.unlock();
+    std::vector<int> joiners;
+    try {
+      joiners = ready_joiners();
+    } catch (const Error& e) {
+      // The coordinator is going away (the job is ending), or it did not answer this time.
+      o_.log->debug("worker 0: looking for joiners: {}", e.what());
+    }
+    lock.lock();
+    std::shared_ptr<collectives::Group> group = current_.lock();
+    if (joiners.empty() || !group || group->generation() == aborted_generation) continue;
+    aborted_generation = group->generation();
+    o_.log->info("worker 0: worker(s) {} ask to join: re-forming the allreduce group", fmt::join(joiners, ", "));
+    group->abort(fmt::format("worker(s) {} join the group", fmt::join(joiners, ", ")));
+  }
+}
+
+}  // namespace trib::app

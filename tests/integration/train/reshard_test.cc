@@ -1,0 +1,107 @@
+// A dataset source when the workers change (a lost or rejoining allreduce worker): the current
+// epoch goes on in its shard, the next one is split among the new count; a joiner takes up
+// a peer's epoch and cursor in its own shard.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "trib/data/dataset_source.h"
+#include "trib/data/in_memory_dataset.h"
+#include "trib/train/dataset_batch_source.h"
+
+namespace trib::train {
+namespace {
+
+constexpr char kJob[] = R"(name: reshard
+model:
+  input: [4]
+  classes: 2
+  layers: [{type: dense, units: 2}]
+data:
+  format: csv
+  train: {path: unused.csv}
+  test: {path: unused.csv}
+  shuffle: false
+optimizer: {name: sgd, lr: 0.1}
+training: {batch: 4, steps: 0, epochs: 1, seed: 3}
+)";
+
+config::JobConfig job() { return config::parse_job_config(kJob, "reshard.yaml"); }
+
+// A dataset whose every feature is its example's index.
+std::shared_ptr<const data::Dataset> indexed(std::int64_t n) {
+  std::vector<float> f;
+  std::vector<std::int32_t> l;
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (int c = 0; c < 4; ++c) f.push_back(static_cast<float>(i));
+    l.push_back(static_cast<std::int32_t>(i % 2));
+  }
+  return std::make_shared<data::InMemoryDataset>(data::InMemoryDataset::from_floats(Shape{4}, f, l));
+}
+
+std::vector<std::int64_t> rows(const data::Batch& b) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t r = 0; r < b.rows(); ++r) out.push_back(static_cast<std::int64_t>(b.features().data<float>()[r * 4]));
+  return out;
+}
+
+Distribution worker(int index, int count) {
+  Distribution d;
+  d.worker_index = index;
+  d.workers = count;
+  return d;
+}
+
+struct Quiet {
+  std::FILE* f = std::fopen("/dev/null", "w");
+  ~Quiet() { std::fclose(f); }
+};
+
+// Worker 1 of 3 loses worker 2 mid-epoch: it finishes its 3-way shard of epoch 0, then
+// epoch 1 is split in two: worker 1 takes every second example from 1.
+TEST(DatasetReshard, TheCurrentEpochEndsInItsShardAndTheNextIsSplitAmongTheNewCount) {
+  Quiet quiet;
+  Distribution d = worker(1, 3);
+  DatasetBatchSource source(indexed(24), job(), d, quiet.f);  // 8 examples, 2 batches per epoch each
+  source.start({});
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{1, 4, 7, 10}));
+  source.reshard(1, 2);
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{13, 16, 19, 22})) << "epoch 0 goes on in shard 1 of 3";
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{1, 3, 5, 7})) << "epoch 1: shard 1 of 2";
+  EXPECT_EQ(source.steps_per_epoch(), 3);
+  EXPECT_EQ(source.position()->get_int("epoch"), 1);
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{9, 11, 13, 15}));
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{17, 19, 21, 23}));
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{1, 3, 5, 7})) << "epoch 2 stays in shard 1 of 2";
+}
+
+// A relaunched worker 2 of 3 follows worker 0's position: the same epoch and cursor, in shard 2
+// (what the lost worker 2 had left of its shard); a position from another sharding gives the
+// start of the peer's epoch.
+TEST(DatasetReshard, AJoinerFollowsAPeersEpochAndCursorInItsOwnShard) {
+  Quiet quiet;
+  Distribution peer_dist = worker(0, 3);
+  DatasetBatchSource peer(indexed(24), job(), peer_dist, quiet.f);
+  peer.start({});
+  for (int i = 0; i < 3; ++i) peer.next();  // epoch 1, one batch in
+  Distribution joiner_dist = worker(2, 3);
+  DatasetBatchSource joiner(indexed(24), job(), joiner_dist, quiet.f);
+  joiner.start({});
+  joiner.follow(*peer.position());
+  EXPECT_EQ(rows(*joiner.next()), (std::vector<std::int64_t>{14, 17, 20, 23})) << "epoch 1, second batch of shard 2";
+
+  Distribution two = worker(0, 2);
+  DatasetBatchSource other(indexed(24), job(), two, quiet.f);
+  other.start({});
+  for (int i = 0; i < 4; ++i) other.next();  // epoch 1 of the 2-way sharding, one batch in
+  DatasetBatchSource late(indexed(24), job(), joiner_dist, quiet.f);
+  late.start({});
+  late.follow(*other.position());
+  EXPECT_EQ(late.position()->get_int("epoch"), 1);
+  EXPECT_EQ(rows(*late.next()), (std::vector<std::int64_t>{2, 5, 8, 11})) << "the start of epoch 1 in shard 2 of 3";
+}
+
+}  // namespace
+}  // namespace trib::train
