@@ -140,6 +140,13 @@ class Sweep {
   void finish_segment(TrialRecord& t, TrialProcess& p, bool time_up) {
     const std::int64_t target = targets_[t.id];
     std::optional<MetricPoint> m = last_metric(run_dir(t.id), c_.metric, target);
+    if (p.succeeded() && !m && time_up) {  // stopped by the budget before its first evaluation
+      t.state = TrialState::stopped;
+      t.note = "time budget";
+      log_->end(t);
+      table_.event(fmt::format("{} {}: stopped (time budget) before a result", trial_name(t.id), describe(t.params)));
+      return;
+    }
     if (!p.succeeded() || !m) {
       t.state = TrialState::failed;
       t.note = !p.succeeded() ? fmt::format("{}: {}", p.describe_exit(), p.last_error())
