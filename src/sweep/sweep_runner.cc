@@ -96,6 +96,13 @@ class Sweep {
       table_.draw(trials_);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    // Promoted trials the time budget left waiting end here, where they stood.
+    for (TrialRecord& t : trials_)
+      if (time_up && t.state == TrialState::pending) {
+        t.state = TrialState::stopped;
+        t.note = "time budget";
+        log_->end(t);
+      }
     return finish(children_cpu_s() - cpu0);
   }
 
