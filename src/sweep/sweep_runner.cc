@@ -81,12 +81,21 @@ class Sweep {
                                  c_.time_s));
         for (auto& [id, p] : running_) p->signal(SIGTERM);  // each ends with a checkpoint
       }
-      while (!time_up && static_cast<int>(running_.size()) < c_.slots && launch_next()) {
+      if (!interrupted_ && o_.terminate != nullptr && o_.terminate->received()) {
+        interrupted_ = true;
+        table_.event("SIGTERM: stopping the running trials with a checkpoint; --resume continues the sweep");
+        for (auto& [id, p] : running_) p->signal(SIGTERM);
+      }
+      while (!time_up && !interrupted_ && static_cast<int>(running_.size()) < c_.slots && launch_next()) {
       }
       if (running_.empty()) break;
       for (auto it = running_.begin(); it != running_.end();) {
         if (it->second->poll()) {
-          finish_segment(trials_[static_cast<std::size_t>(it->first)], *it->second, time_up);
+          TrialRecord& t = trials_[static_cast<std::size_t>(it->first)];
+          // Interrupted mid-segment: nothing is decided; --resume runs the segment on from
+          // the trial's checkpoint.
+          if (interrupted_) t.state = TrialState::pending;
+          else finish_segment(t, *it->second, time_up);
           it = running_.erase(it);
         } else {
           ++it;
@@ -209,6 +218,7 @@ class Sweep {
   SweepResult finish(double cpu_s) {
     SweepResult r;
     r.cpu_s = cpu_s;
+    r.interrupted = interrupted_;
     r.trials = static_cast<int>(trials_.size());
     for (const TrialRecord& t : trials_) {
       r.completed += t.state == TrialState::completed;
@@ -251,6 +261,7 @@ class Sweep {
   std::map<int, std::unique_ptr<TrialProcess>> running_;
   std::map<int, std::int64_t> targets_;
   Clock::time_point last_refresh_{};
+  bool interrupted_ = false;
 };
 
 }  // namespace

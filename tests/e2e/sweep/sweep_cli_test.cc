@@ -168,6 +168,26 @@ TEST_F(SweepCli, ResumesAfterACrash) {
   EXPECT_NE(ss.str().find("resumed from"), std::string::npos) << ss.str();
 }
 
+TEST_F(SweepCli, SigtermStopsTheTrialsWithACheckpointAndResumeFinishesThem) {
+  std::string file = sweep_file(
+      "search: random\nsteps: 30\nslots: 1\nthreads: 1\nbudget: {trials: 2}\n"
+      "space:\n  optimizer.lr: {loguniform: [1.0e-4, 1.0e-2]}\n");
+  const fs::path first = fs::path(out()) / "trials" / "trial-0000";
+  bool sent = false;
+  testing::TribRun r = testing::run_trib({"sweep", file, "--output", out()}, 120s, [&](const std::string&, testing::Trib& p) {
+    if (!sent && testing::newest_checkpoint(first) >= 3) p.signal(SIGTERM), sent = true;
+  });
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--resume " + out()), std::string::npos) << r.output;
+  for (const Event& e : read_log(out())) EXPECT_NE(e.event, "end") << "trial " << e.trial << " ended: " << e.note;
+  testing::TribRun resumed = testing::run_trib({"sweep", file, "--resume", out()}, 120s);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  std::map<int, std::string> ends;
+  for (const Event& e : read_log(out()))
+    if (e.event == "end") ends[e.trial] = e.state;
+  EXPECT_EQ(ends, (std::map<int, std::string>{{0, "completed"}, {1, "completed"}}));
+}
+
 TEST_F(SweepCli, TheTimeBudgetStopsRunningTrialsWithACheckpointAndStartsNoMore) {
   std::string file = sweep_file(
       "search: random\nsteps: 1000000\nslots: 1\nthreads: 1\nbudget: {trials: 3, time_s: 5}\n"
