@@ -22,7 +22,14 @@ int run_sweep(const SweepArgs& args) {
                                    : args.output;
   o.executable = std::filesystem::read_symlink("/proc/self/exe").string();
   o.interactive = train::Progress::is_terminal(stdout);
+  TerminationSignal terminate;
+  o.terminate = &terminate;
   sweep::SweepResult r = sweep::run_sweep(o);
+  if (r.interrupted) {
+    std::printf("stopped for SIGTERM: continue the sweep with `trib sweep %s --resume %s`\n", args.config.c_str(),
+                o.output.c_str());
+    return 0;
+  }
   return r.best_trial >= 0 ? 0 : 1;
 }
 

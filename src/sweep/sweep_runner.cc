@@ -81,12 +81,21 @@ class Sweep {
                                  c_.time_s));
         for (auto& [id, p] : running_) p->signal(SIGTERM);  // each ends with a checkpoint
       }
-      while (!time_up && static_cast<int>(running_.size()) < c_.slots && launch_next()) {
+      if (!interrupted_ && o_.terminate != nullptr && o_.terminate->received()) {
+        interrupted_ = true;
+        table_.event("SIGTERM: stopping the running trials with a checkpoint; --resume continues the sweep");
+        for (auto& [id, p] : running_) p->signal(SIGTERM);
+      }
+      while (!time_up && !interrupted_ && static_cast<int>(running_.size()) < c_.slots && launch_next()) {
       }
       if (running_.empty()) break;
       for (auto it = running_.begin(); it != running_.end();) {
         if (it->second->poll()) {
-          finish_segment(trials_[static_cast<std::size_t>(it->first)], *it->second, time_up);
+          TrialRecord& t = trials_[static_cast<std::size_t>(it->first)];
+          // Interrupted mid-segment: nothing is decided; --resume runs the segment on from
+          // the trial's checkpoint.
+          if (interrupted_) t.state = TrialState::pending;
+          else finish_segment(t, *it->second, time_up);
           it = running_.erase(it);
         } else {
           ++it;
@@ -96,6 +105,13 @@ class Sweep {
       table_.draw(trials_);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    // Promoted trials the time budget left waiting end here, where they stood.
+    for (TrialRecord& t : trials_)
+      if (time_up && t.state == TrialState::pending) {
+        t.state = TrialState::stopped;
+        t.note = "time budget";
+        log_->end(t);
+      }
     return finish(children_cpu_s() - cpu0);
   }
 
@@ -140,6 +156,13 @@ class Sweep {
   void finish_segment(TrialRecord& t, TrialProcess& p, bool time_up) {
     const std::int64_t target = targets_[t.id];
     std::optional<MetricPoint> m = last_metric(run_dir(t.id), c_.metric, target);
+    if (p.succeeded() && !m && time_up) {  // stopped by the budget before its first evaluation
+      t.state = TrialState::stopped;
+      t.note = "time budget";
+      log_->end(t);
+      table_.event(fmt::format("{} {}: stopped (time budget) before a result", trial_name(t.id), describe(t.params)));
+      return;
+    }
     if (!p.succeeded() || !m) {
       t.state = TrialState::failed;
       t.note = !p.succeeded() ? fmt::format("{}: {}", p.describe_exit(), p.last_error())
@@ -195,6 +218,7 @@ class Sweep {
   SweepResult finish(double cpu_s) {
     SweepResult r;
     r.cpu_s = cpu_s;
+    r.interrupted = interrupted_;
     r.trials = static_cast<int>(trials_.size());
     for (const TrialRecord& t : trials_) {
       r.completed += t.state == TrialState::completed;
@@ -237,6 +261,7 @@ class Sweep {
   std::map<int, std::unique_ptr<TrialProcess>> running_;
   std::map<int, std::int64_t> targets_;
   Clock::time_point last_refresh_{};
+  bool interrupted_ = false;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "trib/core/termination_signal.h"
 #include "trib/sweep/sweep_config.h"
 
 namespace trib::sweep {
@@ -17,6 +18,9 @@ struct SweepOptions {
   std::string executable;   // the `trib` binary the trials run
   std::FILE* out = stdout;  // the table and messages
   bool interactive = false; // redraw the table in place (a terminal)
+  // SIGTERM (preemption): the running trials are stopped with a checkpoint and left to
+  // --resume; no trial starts. Null: not watched.
+  const TerminationSignal* terminate = nullptr;
 };
 
 struct SweepResult {
@@ -24,6 +28,7 @@ struct SweepResult {
   int best_trial = -1;  // -1: no trial produced a metric
   double best_metric = 0;
   double cpu_s = 0;     // CPU time of all trials (children's user + system)
+  bool interrupted = false;  // stopped for SIGTERM: --resume continues it
 };
 
 SweepResult run_sweep(const SweepOptions& options);
