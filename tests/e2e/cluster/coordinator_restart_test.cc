@@ -25,13 +25,22 @@ int metrics_rows(const fs::path& run) {
 }
 
 // Runs the job, kills the coordinator mid-run (and `also_kill`, if given), restarts it.
-void kill_and_restart_the_coordinator(const std::string& store, const std::function<void()>& also_kill) {
+struct Setup {
+  std::string store = "";          // cluster.store
+  bool allreduce = false;          // else asynchronous parameter servers (one server)
+  std::function<void()> also_kill = nullptr;
+};
+
+void kill_and_restart_the_coordinator(const Setup& setup) {
   TempDir dir("coordinator_restart");
   dir.file("secret", kSecretHex);
   const std::string address = "127.0.0.1:" + std::to_string(free_port());
-  const std::string job = dir.file(
-      "job.yaml", tiny_job("cluster:\n  ps: 1\n  workers: 2\n  coordinator: \"" + address +
-                           "\"\n  heartbeat_ms: 500\n  peer_timeout_ms: 3000\n  store: \"" + store + "\"\n"));
+  std::string yaml = tiny_job("cluster:\n  ps: " + std::string(setup.allreduce ? "0" : "1") +
+                              "\n  workers: 2\n  coordinator: \"" + address +
+                              "\"\n  heartbeat_ms: 500\n  peer_timeout_ms: 3000\n  store: \"" + setup.store + "\"\n");
+  const std::string ps_strategy = "strategy: {name: ps, mode: async}";
+  if (setup.allreduce) yaml.replace(yaml.find(ps_strategy), ps_strategy.size(), "strategy: {name: allreduce}");
+  const std::string job = dir.file("job.yaml", yaml);
   const fs::path run = dir.path() / "run";
   const int steps = 6000;
   const std::vector<std::string> cargs = {"coordinator", job, "--secret-file", (dir.path() / "secret").string(),
@@ -41,16 +50,20 @@ void kill_and_restart_the_coordinator(const std::string& store, const std::funct
   ASSERT_TRUE(wait_until({coordinator.get()}, [&] { return coordinator->printed("waiting for"); }, 20s))
       << coordinator->output();
   const std::map<std::string, std::string> env{{cluster::kSecretEnv, kSecretHex}};
-  Trib ps("ps", {"ps", "--join", address, "--index", "0"}, {}, env);
+  std::optional<Trib> ps;
+  if (!setup.allreduce) ps.emplace("ps", std::vector<std::string>{"ps", "--join", address, "--index", "0"},
+                                   std::vector<std::string>{}, env);
   Trib worker0("worker0", {"worker", "--join", address, "--index", "0"}, {}, env);
   Trib worker1("worker1", {"worker", "--join", address, "--index", "1"}, {}, env);
-  std::vector<Trib*> members{&ps, &worker0, &worker1};
-  std::vector<Trib*> all{coordinator.get(), &ps, &worker0, &worker1};
+  std::vector<Trib*> members{&worker0, &worker1};
+  if (ps) members.push_back(&*ps);
+  std::vector<Trib*> all = members;
+  all.push_back(coordinator.get());
 
   // Mid-run (the chief has evaluated once), the coordinator is killed.
   ASSERT_TRUE(wait_until(all, [&] { return metrics_rows(run) >= 1; }, 120s)) << transcript(all);
   coordinator->signal(SIGKILL);
-  if (also_kill) also_kill();
+  if (setup.also_kill) setup.also_kill();
   ASSERT_TRUE(wait_exit(*coordinator, 10s, members)) << transcript(all);
   const int rows_at_kill = metrics_rows(run);
 
@@ -58,23 +71,26 @@ void kill_and_restart_the_coordinator(const std::string& store, const std::funct
   // plane goes on (the chief keeps training and evaluating).
   ASSERT_TRUE(wait_until(members,
                          [&] {
-                           return ps.printed("is away") && worker0.printed("is away") && worker1.printed("is away") &&
-                                  metrics_rows(run) > rows_at_kill;
+                           for (Trib* m : members)
+                             if (!m->printed("is away")) return false;
+                           return metrics_rows(run) > rows_at_kill;
                          },
                          120s))
       << transcript(all);
   for (Trib* m : members) EXPECT_FALSE(m->exited()) << m->name() << "\n" << transcript(all);
 
   auto restarted = std::make_unique<Trib>("coordinator2", cargs);
-  all[0] = restarted.get();
-  bool ended = wait_until(all, [&] { return restarted->exited() && ps.exited() && worker0.exited() && worker1.exited(); },
+  all.back() = restarted.get();
+  bool ended = wait_until(all,
+                          [&] {
+                            for (Trib* p : all)
+                              if (!p->exited()) return false;
+                            return true;
+                          },
                           240s);
   ASSERT_TRUE(ended) << transcript(all);
   const std::string out = transcript(all);
-  EXPECT_EQ(restarted->exit_code(), 0) << out;
-  EXPECT_EQ(ps.exit_code(), 0) << out;
-  EXPECT_EQ(worker0.exit_code(), 0) << out;
-  EXPECT_EQ(worker1.exit_code(), 0) << out;
+  for (Trib* p : all) EXPECT_EQ(p->exit_code(), 0) << p->name() << "\n" << out;
   EXPECT_TRUE(restarted->printed("took the running job back from " + (run / "coordinator-journal.json").string()))
       << out;
   for (Trib* m : members) EXPECT_TRUE(m->printed("reconnected to the coordinator at " + address)) << m->name();
@@ -86,22 +102,27 @@ void kill_and_restart_the_coordinator(const std::string& store, const std::funct
   ASSERT_FALSE(after.empty()) << out;
   EXPECT_GT(std::stoll(after), std::stoll(before)) << out;
 
-  // No step lost: the chief finished its steps, and the server applied every push of both
-  // workers (asynchronous: one update per worker step).
+  // No step lost: the chief finished its steps, and (parameter servers) the server applied
+  // every push of both workers (asynchronous: one update per worker step).
   EXPECT_TRUE(worker0.printed(fmt::format("{} steps", steps))) << out;
+  if (setup.allreduce) return;
   const std::string updates = worker0.find("ps 0: [^\n]* ([0-9]+) updates");
   ASSERT_FALSE(updates.empty()) << out;
   EXPECT_EQ(std::stoll(updates), 2LL * steps) << out;
 }
 
 TEST(CoordinatorRestart, AKilledCoordinatorRestartedOnItsRunDirectoryTakesTheJobBackAndNoStepIsLost) {
-  kill_and_restart_the_coordinator("", {});
+  kill_and_restart_the_coordinator({});
+}
+
+TEST(CoordinatorRestart, AllreduceWorkersKeepStepping) {
+  kill_and_restart_the_coordinator({.allreduce = true});
 }
 
 TEST(CoordinatorRestart, WithEtcdLosingAnEtcdMemberAndTheCoordinatorLosesNothing) {
   if (!cluster::testing::EtcdTestCluster::binary()) GTEST_SKIP() << "etcd-server is not installed";
   cluster::testing::EtcdTestCluster etcd(3);
-  kill_and_restart_the_coordinator(etcd.url(), [&] { etcd.kill(etcd.leader() == 0 ? 1 : 0); });
+  kill_and_restart_the_coordinator({.store = etcd.url(), .also_kill = [&] { etcd.kill(etcd.leader() == 0 ? 1 : 0); }});
 }
 
 }  // namespace
