@@ -201,8 +201,8 @@ net::Message Member::call(net::Message request) {
     } catch (const Unavailable&) {
       if (conn->is_open()) throw;  // the coordinator's answer, not a lost connection
       // Lost on the way: wait for the reconnection (the close may not have been seen yet)
-      // and send it again. Every request a member makes may be sent twice: sets and gets are
-      // idempotent, and the coordinator takes a leave only once.
+      // and send it again. So a request may reach the coordinator twice: sets and gets are
+      // idempotent, the coordinator takes a leave only once, and no member sends an add.
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, Millis(50), [&] { return away_ || closing_ || lost_; });
     }
