@@ -74,8 +74,9 @@ class Member {
   bool connected() const;
   // How many times this member came back to a coordinator after losing it.
   int reconnections() const;
-  // Waits until the coordinator says the job is over, or its connection is lost (then
-  // throws Unavailable naming it), or the timeout passes (returns false).
+  // Waits until the coordinator says the job is over, or its connection is lost once the
+  // job is over for this member (then throws Unavailable naming it; a loss before that is
+  // reconnected instead), or the timeout passes (returns false).
   bool wait_for_shutdown(Millis timeout);
   bool shutdown_requested() const { return shutdown_; }
 
