@@ -44,9 +44,10 @@ net::NetOptions net_options(const config::JobConfig& job) {
 namespace {
 
 std::shared_ptr<net::Transport> transport_for(const std::string& role, const RoleArgs& args, const net::NetOptions& o,
-                                              const Log& log, int index = 0) {
+                                              const Log& log, int index = 0, bool retry = true) {
   net::NetOptions with_retry = o;  // a server not up yet, or busy with idle connections
-  with_retry.connect_retry = std::chrono::seconds(args.timeout_s);
+  // The coordinator's member retries on its own (and must say so at each attempt).
+  with_retry.connect_retry = retry ? std::chrono::seconds(args.timeout_s) : std::chrono::seconds(0);
   auto ctx = net::NetContext::create(load_secret(args), net::PeerIdentity{role, index, ""}, with_retry, net_log_sink(log));
   return std::make_shared<net::TcpTransport>(ctx);
 }
@@ -58,8 +59,14 @@ std::unique_ptr<cluster::Member> join(const std::string& role, const RoleArgs& a
   net::NetOptions bootstrap;
   bootstrap.connect_timeout = std::min(bootstrap.connect_timeout, timeout);
   bootstrap.handshake_timeout = std::min(bootstrap.handshake_timeout, timeout);
-  auto member = std::make_unique<cluster::Member>(transport_for(role, args, bootstrap, log), args.join, role, timeout, args.index);
+  auto member = std::make_unique<cluster::Member>(transport_for(role, args, bootstrap, log, 0, false), args.join, role,
+                                                  timeout, args.index);
   const cluster::Membership& m = member->membership();
+  // Without its coordinator the data plane goes on; the member reconnects, and gives up
+  // after cluster.coordinator_timeout_s.
+  const config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
+  member->set_reconnect({.give_up = std::chrono::seconds(job.cluster.coordinator_timeout_s),
+                         .info = [log](const std::string& line) { log.info("{}", line); }});
   // A launch whose split disagrees with the job would leave roles waiting for each other;
   // leaving now makes the coordinator stop the job and tell everyone.
   TRIB_CHECK(args.expected_ps < 0 ||
@@ -255,7 +262,9 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
   std::optional<ClusterStop> stop;
   if (args.terminate != nullptr) {
     stop.emplace(ClusterStopOptions{&member->store(), args.terminate, m.index,
-                                    job.strategy.name == config::StrategyName::allreduce});
+                                    job.strategy.name == config::StrategyName::allreduce,
+                                    std::chrono::milliseconds(100),
+                                    [&member] { return member->connected(); }});
     o.stop = &*stop;
   }
   train_job(o);

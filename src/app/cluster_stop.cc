@@ -71,6 +71,9 @@ bool ClusterStop::stop_at(std::int64_t step) {
     return step >= *stop_step_;
   }
   if (!o_.lockstep) return false;
+  // The chief cannot publish a stop step while the coordinator is away either (its set
+  // waits for the reconnection, and it takes no step meanwhile): nothing to read.
+  if (o_.reachable && !o_.reachable()) return stop_step_ && step >= *stop_step_;
   lock.unlock();
   std::optional<std::int64_t> agreed = parse_step(o_.store->try_get(kStopStepKey));
   lock.lock();

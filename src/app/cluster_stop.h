@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -33,6 +34,9 @@ struct ClusterStopOptions {
   // Others (parameter servers) read it in the background and stop at their next boundary.
   bool lockstep = false;
   std::chrono::milliseconds poll{100};
+  // Whether the store answers now; while it does not (the coordinator is away), lockstep
+  // workers go on with the step the watcher last read instead of waiting at every boundary.
+  std::function<bool()> reachable;
 };
 
 class ClusterStop final : public train::StopRequest {

@@ -144,7 +144,14 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                .ps = job.cluster.ps,
                                                .workers = job.cluster.workers,
                                                .workers_may_be_lost = job.strategy.name != config::StrategyName::local,
-                                               .registry = cluster::make_registry(job.cluster.store, job.name)});
+                                               .registry = cluster::make_registry(job.cluster.store, job.name),
+                                               .journal = (std::filesystem::path(run_dir) /
+                                                           train::RunDirectory::kCoordinatorJournal).string()});
+  if (const cluster::Restart& r = coordinator.restart(); r.running)
+    log.info("coordinator: took the running job back from {} (generation {}): waiting for its {} member(s) to "
+             "reconnect",
+             (std::filesystem::path(run_dir) / train::RunDirectory::kCoordinatorJournal).string(), r.generation,
+             r.awaiting);
   log.info("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)", coordinator.address(),
            job.cluster.ps, job.cluster.workers);
   // Wait in short slices so that connections refused for a wrong secret are reported as

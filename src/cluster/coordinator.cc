@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/coordinator_journal.h"
 #include "cluster/store_protocol.h"
 #include "trib/cluster/membership_keys.h"
 #include "trib/cluster/memory_registry.h"
@@ -26,6 +27,7 @@ Coordinator::Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorO
   store_.set("cluster/ps", std::to_string(options_.ps));
   store_.set("cluster/workers", std::to_string(options_.workers));
   std::lock_guard lock(mu_);
+  restore_locked();
   publish_locked();
 }
 
@@ -44,6 +46,10 @@ net::Message Coordinator::handle(net::Message request, const net::PeerIdentity& 
   switch (r.method) {
     case proto::kStoreSet:
       store_.set(r.key, r.value);
+      if (journaled_key(r.key)) {
+        std::lock_guard lock(mu_);
+        journal_locked();
+      }
       return reply;
     case proto::kStoreGet: {
       auto v = store_.try_get(r.key);
@@ -52,8 +58,13 @@ net::Message Coordinator::handle(net::Message request, const net::PeerIdentity& 
     }
     case proto::kStoreAdd:
       reply.body = json{{"value", store_.add(r.key, r.delta)}}.dump();
+      if (journaled_key(r.key)) {
+        std::lock_guard lock(mu_);
+        journal_locked();
+      }
       return reply;
-    case proto::kJoin: return join(r.role, r.index, from);
+    case proto::kJoin:
+      return r.rejoin ? rejoin(r.role, r.index, r.incarnation, r.generation, from) : join(r.role, r.index, from);
     case proto::kLeave:
       leave(r.role, r.index, from.address);
       return reply;
@@ -106,6 +117,10 @@ net::Message Coordinator::join(const std::string& role, int requested, const net
     store_.set(fmt::format("left/{}/{}", role, index), "");  // a new holder has not left
     publish_locked();
   }
+  return join_reply(index, incarnation);
+}
+
+net::Message Coordinator::join_reply(int index, std::int64_t incarnation) {
   json reply = {{"index", index},          {"job", options_.job_yaml}, {"run_dir", options_.run_dir}, {"resume", options_.resume},
                 {"ps", options_.ps},       {"workers", options_.workers}, {"incarnation", incarnation},
                 {"roster", roster_to_json(roster())}};
@@ -170,17 +185,21 @@ std::string Coordinator::evict_locked(const std::string& address, const std::str
 }
 
 void Coordinator::leave(const std::string& role, int index, const std::string& from) {
-  store_.set(fmt::format("left/{}/{}", role, index), "1");
+  const std::string key = fmt::format("left/{}/{}", role, index);
   std::lock_guard lock(mu_);
+  // A member whose connection broke before the reply sends its leave again: it counts once.
+  const bool first = store_.try_get(key).value_or("") != "1";
+  store_.set(key, "1");
   auto it = members_.find(from);
   if (it != members_.end() && it->second.role == role && it->second.index == index) {
     members_.erase(it);  // its registration leaves: a new generation
     publish_locked();
   }
-  if (role == "worker") {
+  if (role == "worker" && first) {
     --workers_left_;
     cv_.notify_all();
   }
+  journal_locked();
 }
 
 RosterView Coordinator::roster() {
@@ -192,10 +211,14 @@ void Coordinator::publish_locked() {
   RosterView view;
   view.generation = registry_->roster().generation;
   for (const auto& [address, e] : members_) view.members.push_back({e.role, e.index, address, e.incarnation});
+  // After a restart, those of the journal not back yet are still members (the data plane
+  // goes on with them) until they come back or rejoin_grace passes.
+  for (const auto& [name, e] : awaiting_) view.members.push_back(e);
   for (const auto& [name, l] : lost_) view.lost.push_back(l);
   const std::string text = roster_to_json(view);
   store_.set(membership_key::kRoster, text);
   store_.set(membership_key::kGeneration, std::to_string(view.generation));
+  journal_locked();
   if (!listener_) return;  // still constructing
   // Pushed under mu_, so members see generations in order.
   for (const auto& c : listener_->connections()) {
@@ -220,8 +243,16 @@ Outcome Coordinator::wait(Millis timeout) {
     auto n = store_.try_get("next/worker");
     return n && std::stoi(*n) >= options_.workers;
   };
-  bool done = cv_.wait_for(lock, timeout, [&] { return failed_ || (all_joined() && workers_left_ == 0); });
-  TRIB_CHECK(done, Timeout, "coordinator: the job did not finish within {} s", timeout.count() / 1000);
+  auto done = [&] { return failed_ || (all_joined() && workers_left_ == 0); };
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  // In slices: members awaited after a restart expire with time, not with an event.
+  while (!done() && std::chrono::steady_clock::now() < until) {
+    cv_.wait_until(lock, std::min(until, std::chrono::steady_clock::now() + Millis(200)));
+    expire_awaiting_locked();
+  }
+  TRIB_CHECK(done(), Timeout, "coordinator: the job did not finish within {} s", timeout.count() / 1000);
+  ended_ = true;  // a coordinator started on this run directory now begins a new membership
+  journal_locked();
   return failed_ ? Outcome{false, failure_} : Outcome{true, ""};
 }
 

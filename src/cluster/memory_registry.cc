@@ -70,6 +70,15 @@ void MemoryRegistry::evict(const std::string& name) {
   state_->changed.notify_all();
 }
 
+void MemoryRegistry::advance_to(std::int64_t generation) {
+  {
+    std::lock_guard lock(state_->mu);
+    if (generation <= state_->roster.generation) return;
+    state_->roster.generation = generation;
+  }
+  state_->changed.notify_all();
+}
+
 Roster MemoryRegistry::roster() {
   std::lock_guard lock(state_->mu);
   return state_->roster;

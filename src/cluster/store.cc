@@ -103,28 +103,31 @@ void MemoryStore::wait_for_change(Clock::time_point until) {
 
 namespace {
 
-nlohmann::json call(net::Connection& c, std::uint32_t method, const nlohmann::json& body) {
+nlohmann::json call(const RemoteStore::Call& c, std::uint32_t method, const nlohmann::json& body) {
   net::Message m;
   m.method = method;
   m.body = body.dump();
-  net::Message reply = c.call(std::move(m));
+  net::Message reply = c(std::move(m));
   return reply.body.empty() ? nlohmann::json() : nlohmann::json::parse(reply.body);
 }
 
 }  // namespace
 
+RemoteStore::RemoteStore(std::shared_ptr<net::Connection> connection)
+    : call_([c = std::move(connection)](net::Message m) { return c->call(std::move(m)); }) {}
+
 void RemoteStore::set(const std::string& key, const std::string& value) {
-  call(*conn_, proto::kStoreSet, {{"key", key}, {"value", value}});
+  call(call_, proto::kStoreSet, {{"key", key}, {"value", value}});
 }
 
 std::optional<std::string> RemoteStore::try_get(const std::string& key) {
-  nlohmann::json r = call(*conn_, proto::kStoreGet, {{"key", key}});
+  nlohmann::json r = call(call_, proto::kStoreGet, {{"key", key}});
   if (!r.value("found", false)) return std::nullopt;
   return r["value"].get<std::string>();
 }
 
 std::int64_t RemoteStore::add(const std::string& key, std::int64_t delta) {
-  return call(*conn_, proto::kStoreAdd, {{"key", key}, {"delta", delta}})["value"].get<std::int64_t>();
+  return call(call_, proto::kStoreAdd, {{"key", key}, {"delta", delta}})["value"].get<std::int64_t>();
 }
 
 }  // namespace trib::cluster

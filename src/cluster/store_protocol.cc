@@ -60,6 +60,15 @@ Request decode_fields(std::uint32_t method, const json& body) {
       std::int64_t index = has_index ? int_field(body, "index") : -1;
       TRIB_CHECK(index >= -1 && index < (1 << 20), InvalidArgument, "'index' {} is out of range", index);
       r.index = static_cast<int>(index);
+      if (method == kJoin && body.contains("rejoin")) {
+        TRIB_CHECK(body.at("rejoin").is_boolean(), InvalidArgument, "'rejoin' must be true or false");
+        r.rejoin = body.at("rejoin").get<bool>();
+        TRIB_CHECK(!r.rejoin || index >= 0, InvalidArgument, "a rejoin names the index it holds");
+        r.incarnation = r.rejoin ? int_field(body, "incarnation") : 0;
+        r.generation = r.rejoin ? int_field(body, "generation") : 0;
+        TRIB_CHECK(r.incarnation >= 0 && r.generation >= 0, InvalidArgument,
+                   "'incarnation' and 'generation' must not be negative");
+      }
       return r;
     }
     default:

@@ -38,6 +38,11 @@ struct Request {
   std::int64_t delta = 0;  // add
   std::string role;        // join, leave
   int index = -1;          // join: the index asked for (-1: any); leave: the member's
+  // join: a member that lost its coordinator and comes back (to it, or to a restarted one)
+  // with the incarnation it holds and the newest generation it heard of.
+  bool rejoin = false;
+  std::int64_t incarnation = 0;
+  std::int64_t generation = 0;
 };
 
 // Decodes and checks a request body. Throws InvalidArgument naming the method and what is

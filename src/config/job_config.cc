@@ -248,6 +248,7 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
   c.join_timeout_s = r.get<int>("join_timeout_s", c.join_timeout_s);
   c.max_restarts = r.get<int>("max_restarts", c.max_restarts);
   c.preemption_grace_s = r.get<int>("preemption_grace_s", c.preemption_grace_s);
+  c.coordinator_timeout_s = r.get<int>("coordinator_timeout_s", c.coordinator_timeout_s);
   c.store = r.get<std::string>("store", c.store);
   r.finish();
   try {
@@ -264,6 +265,9 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
              "config {}: {} is {}, expected 0..1000", r.file(), r.where("max_restarts"), c.max_restarts);
   TRIB_CHECK(c.preemption_grace_s > 0, InvalidArgument, "config {}: cluster.preemption_grace_s must be at least 1, got {}",
              r.file(), c.preemption_grace_s);
+  TRIB_CHECK(c.coordinator_timeout_s >= 1 && c.coordinator_timeout_s <= 86400, InvalidArgument,
+             "config {}: {} is {}, expected 1..86400 seconds", r.file(), r.where("coordinator_timeout_s"),
+             c.coordinator_timeout_s);
   return c;
 }
 

@@ -14,7 +14,11 @@ namespace fs = std::filesystem;
 
 void RunDirectory::check_new(const fs::path& path) {
   std::error_code ec;
-  if (fs::exists(path) && !fs::is_empty(path, ec))
+  bool holds_a_run = false;
+  if (fs::is_directory(path, ec))
+    for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
+      if (!e.path().filename().string().starts_with(kCoordinatorJournal)) holds_a_run = true;
+  if (holds_a_run || (fs::exists(path, ec) && !fs::is_directory(path, ec)))
     throw InvalidArgument(fmt::format(
         "output directory '{}' already exists and is not empty: choose another --output, or "
         "pass --resume {} to continue that run",

@@ -8,9 +8,16 @@
 // member (kMembershipChanged). A member whose connection is lost (killed, or silent past the
 // heartbeat timeout: SIGSTOP) is evicted. Whether the job goes on without it is the policy
 // below; when it does, its index is free for a new member (a new incarnation).
+//
+// The coordinator is not on the data plane, and it can be restarted: with a journal
+// (CoordinatorOptions::journal, in the run directory) a new coordinator process takes the
+// running job back. It starts in a later generation, holds the indices of the journal's
+// members open for them, and takes each back when it reconnects (Member does, with backoff)
+// with the incarnation it holds; one that does not come back within rejoin_grace is lost.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -42,6 +49,18 @@ struct CoordinatorOptions {
   // How long the registry keeps a silent member (only a registry in another process, such
   // as etcd, uses it: here the connection's heartbeat timeout decides).
   Millis member_ttl{10000};
+  // Where the membership is journaled (coordinator_journal.h); empty: nowhere, and a
+  // restarted coordinator knows only what reconnecting members tell it.
+  std::string journal = "";
+  // After a restart, how long a member of the journal has to reconnect before it is lost.
+  Millis rejoin_grace{30000};
+};
+
+// What a coordinator took over from its journal when it started.
+struct Restart {
+  bool running = false;         // the journal's job was still running: its members are awaited
+  std::int64_t generation = 0;  // the journal's generation (0: no journal)
+  int awaiting = 0;             // members to reconnect
 };
 
 // How a job ended, from the coordinator's view.
@@ -71,6 +90,7 @@ class Coordinator {
   void shutdown_members();
   // The membership now (what membership/roster holds).
   RosterView roster();
+  const Restart& restart() const { return restart_; }
 
  private:
   net::Message handle(net::Message request, const net::PeerIdentity& from);
@@ -83,6 +103,18 @@ class Coordinator {
   void leave(const std::string& role, int index, const std::string& from);
   // Under mu_: the roster of the current generation; publishes it (store and pushes).
   void publish_locked();
+  net::Message join_reply(int index, std::int64_t incarnation);
+
+  // The restart path (coordinator_restart.cc).
+  // Takes over the journal's job, if there is one; before the first publish.
+  void restore_locked();
+  // Under mu_: writes the journal (when there is one).
+  void journal_locked();
+  // A member that lost its coordinator comes back with the incarnation it holds.
+  net::Message rejoin(const std::string& role, int index, std::int64_t incarnation, std::int64_t generation,
+                      const net::PeerIdentity& from);
+  // Under mu_: the journal's members that did not come back within rejoin_grace are lost.
+  void expire_awaiting_locked();
 
   // One admitted member, by the address of its connection.
   struct Entry {
@@ -105,6 +137,12 @@ class Coordinator {
   std::map<std::string, std::set<int>> taken_;  // role -> indices held (or finished); a lost one is freed
   std::map<std::string, LostEntry> lost_;       // "worker/1" -> its loss, until taken again
   int workers_left_ = 0;
+  // After a restart: the journal's members not reconnected yet, by name ("worker/1").
+  std::map<std::string, RosterEntry> awaiting_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  Restart restart_;
+  bool ended_ = false;  // the journal says the job is over
+  bool journal_failed_ = false;  // said once; the job goes on without a journal
   bool failed_ = false;
   std::string failure_;
   std::atomic<bool> shutting_down_{false};

@@ -2,15 +2,27 @@
 // timeout, since roles on several hosts start in any order), is given its index and the job,
 // finds the other roles through the store, hears every change of membership (a new
 // generation) and when the job is over.
+//
+// The coordinator is not on the data plane, so losing it stops nothing: the member keeps the
+// roster it last heard (its servers and peers go on), and reconnects with exponential backoff
+// to the same address, where the coordinator (or a restarted one, which rebuilds the
+// membership from its journal and from the members that come back) takes it back under the
+// index and incarnation it holds. Store requests made meanwhile wait for the reconnection.
+// It gives up, and the process exits, only after ReconnectOptions::give_up, or at once when
+// the coordinator answers that it is no longer a member (it was evicted).
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "trib/cluster/roster.h"
 #include "trib/cluster/store.h"
@@ -31,6 +43,14 @@ struct Membership {
   std::int64_t incarnation = 0;
 };
 
+struct ReconnectOptions {
+  Millis give_up{300000};  // cluster.coordinator_timeout_s
+  Millis first_backoff{250};
+  Millis max_backoff{5000};  // one line per attempt: at most one every this often
+  // Where each attempt's line goes (info level); stderr when unset.
+  std::function<void(const std::string&)> info = nullptr;
+};
+
 class Member {
  public:
   // Throws Unavailable naming the coordinator's address if it cannot be reached within
@@ -45,11 +65,18 @@ class Member {
   Store& store() { return *store_; }
   const std::string& coordinator_address() const { return address_; }
 
+  void set_reconnect(ReconnectOptions options);
   // Reports a clean finish; after it, losing the connection is not a failure. Before it,
-  // losing the coordinator ends this process (exit code 3): the job cannot go on without it.
+  // losing the coordinator starts the reconnection above; giving up ends this process
+  // (exit code 3), as does learning that it was evicted.
   void leave();
-  // Waits until the coordinator says the job is over, or its connection is lost (then
-  // throws Unavailable naming it), or the timeout passes (returns false).
+  // Whether the coordinator is connected now (false while reconnecting).
+  bool connected() const;
+  // How many times this member came back to a coordinator after losing it.
+  int reconnections() const;
+  // Waits until the coordinator says the job is over, or its connection is lost once the
+  // job is over for this member (then throws Unavailable naming it; a loss before that is
+  // reconnected instead), or the timeout passes (returns false).
   bool wait_for_shutdown(Millis timeout);
   bool shutdown_requested() const { return shutdown_; }
 
@@ -66,19 +93,35 @@ class Member {
  private:
   std::shared_ptr<net::Transport> transport_;
   std::string address_;
-  std::shared_ptr<net::Connection> conn_;
   std::unique_ptr<RemoteStore> store_;
   Membership m_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::atomic<bool> shutdown_{false};
   std::atomic<bool> left_{false};
-  bool lost_ = false;
+  // Under mu_: the connection now, and which one it is (closes of older ones are ignored).
+  std::shared_ptr<net::Connection> conn_;
+  std::uint64_t epoch_ = 0;
+  bool lost_ = false;  // the connection closed after the job was over for this member
   std::string lost_reason_;
+  bool away_ = false;  // the coordinator is gone and the reconnector is at work
+  std::chrono::steady_clock::time_point away_since_;
+  int reconnections_ = 0;
+  bool closing_ = false;
+  ReconnectOptions reconnect_;
+  std::thread reconnector_;
   std::atomic<std::int64_t> generation_{0};
   RosterView roster_;  // under mu_
   std::vector<std::function<void(const RosterView&)>> subscribers_;  // under mu_
 
+  net::Handlers handlers(std::uint64_t epoch);
+  void on_close(std::uint64_t epoch, const std::string& reason);
+  // Sends `request` through the connection now, waiting through a reconnection.
+  net::Message call(net::Message request);
+  // Connects and joins (rejoin: as the member this already is); the join reply.
+  nlohmann::json join_through(std::shared_ptr<net::Connection> conn, const std::string& role, int index, bool rejoin);
+  void reconnect_loop();
+  [[noreturn]] void stop_process(const std::string& line);
   void on_roster(RosterView view);
 };
 

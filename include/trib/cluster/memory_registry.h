@@ -19,6 +19,9 @@ class MemoryRegistry final : public Registry {
   void evict(const std::string& name) override;
   Roster roster() override;
   Roster wait_for_change(std::int64_t seen, std::chrono::steady_clock::time_point until) override;
+  // Moves the generation up to `generation` (never down): a restarted coordinator carries on
+  // from its predecessor's, so generations keep increasing across the restart.
+  void advance_to(std::int64_t generation);
 
   // Shared with the registrations, which may outlive the registry.
   struct State {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 
 namespace trib::net {
 class Connection;
+struct Message;
 }
 
 namespace trib::cluster {
@@ -69,13 +71,18 @@ class MemoryStore final : public Store {
 // A store reached through a connection to the coordinator.
 class RemoteStore final : public Store {
  public:
-  explicit RemoteStore(std::shared_ptr<net::Connection> connection) : conn_(std::move(connection)) {}
+  // Sends one request and returns its reply.
+  using Call = std::function<net::Message(net::Message)>;
+  explicit RemoteStore(std::shared_ptr<net::Connection> connection);
+  // Through whatever connection `call` uses now (a member's, which is replaced when it
+  // reconnects to its coordinator).
+  explicit RemoteStore(Call call) : call_(std::move(call)) {}
   void set(const std::string& key, const std::string& value) override;
   std::optional<std::string> try_get(const std::string& key) override;
   std::int64_t add(const std::string& key, std::int64_t delta) override;
 
  private:
-  std::shared_ptr<net::Connection> conn_;
+  Call call_;
 };
 
 }  // namespace trib::cluster

@@ -112,6 +112,9 @@ struct ClusterConfig {
   // After SIGTERM (preemption), how long the job has to reach a step boundary, write its
   // checkpoint and exit before the launcher kills what is left.
   int preemption_grace_s = 25;
+  // How long a member goes on without its coordinator (training against the servers and
+  // peers it knows, reconnecting with backoff) before it gives up and exits.
+  int coordinator_timeout_s = 300;
   // Where rendezvous and membership live: "" for the coordinator's built-in store, or
   // "etcd://h1:2379,h2:2379,h3:2379" for an etcd cluster that outlives any one machine.
   std::string store;

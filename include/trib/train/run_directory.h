@@ -12,6 +12,10 @@ namespace trib::train {
 
 class RunDirectory {
  public:
+  // A multi-host job's coordinator journals its membership here (cluster/coordinator.h), on
+  // its own host; a directory holding only that still counts as new.
+  static constexpr const char* kCoordinatorJournal = "coordinator-journal.json";
+
   // Creates `path`. Unless `resuming`, refuses (InvalidArgument) a directory that exists
   // and is not empty, so that an earlier run is never overwritten.
   RunDirectory(std::filesystem::path path, bool resuming);

@@ -37,6 +37,16 @@ TEST(MemoryRegistry, EveryEntryLeaveAndEvictionStartsAGeneration) {
   EXPECT_EQ(reg.roster().generation, 5);
 }
 
+TEST(MemoryRegistry, AdvancingMovesTheGenerationUpNeverDown) {
+  MemoryRegistry r;
+  r.advance_to(41);  // a restarted coordinator carries on from its predecessor's generation
+  EXPECT_EQ(r.roster().generation, 41);
+  auto a = r.enter("worker/0", "x", Millis(1000));
+  EXPECT_EQ(r.roster().generation, 42);
+  r.advance_to(10);
+  EXPECT_EQ(r.roster().generation, 42);
+}
+
 TEST(MemoryRegistry, ANameTakenIsRefused) {
   MemoryRegistry reg;
   auto a = reg.enter("ps/0", "x", 1000ms);

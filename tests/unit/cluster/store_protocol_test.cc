@@ -43,6 +43,25 @@ TEST(StoreProtocol, RefusesMalformedBodiesInOneLineNamingTheRequest) {
   }
 }
 
+TEST(StoreProtocol, ARejoinNamesItsIndexIncarnationAndGeneration) {
+  Request r = decode_request(kJoin, R"({"role":"worker","index":1,"rejoin":true,"incarnation":4,"generation":9})");
+  EXPECT_TRUE(r.rejoin);
+  EXPECT_EQ(r.index, 1);
+  EXPECT_EQ(r.incarnation, 4);
+  EXPECT_EQ(r.generation, 9);
+  EXPECT_FALSE(decode_request(kJoin, R"({"role":"worker"})").rejoin);
+  EXPECT_NE(error_of(kJoin, R"({"role":"worker","rejoin":true,"incarnation":4,"generation":9})")
+                .find("a rejoin names the index it holds"),
+            std::string::npos);
+  EXPECT_NE(error_of(kJoin, R"({"role":"worker","index":1,"rejoin":true,"generation":9})").find("malformed join"),
+            std::string::npos);
+  EXPECT_NE(error_of(kJoin, R"({"role":"worker","index":1,"rejoin":"yes"})").find("'rejoin' must be true or false"),
+            std::string::npos);
+  EXPECT_NE(error_of(kJoin, R"({"role":"worker","index":1,"rejoin":true,"incarnation":-1,"generation":9})")
+                .find("must not be negative"),
+            std::string::npos);
+}
+
 TEST(StoreProtocol, BoundsEverySize) {
   std::string long_key(kMaxKeyBytes + 1, 'k');
   EXPECT_NE(error_of(kStoreGet, R"({"key":")" + long_key + R"("})").find("at most 256"), std::string::npos);
