@@ -264,7 +264,7 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
     stop.emplace(ClusterStopOptions{&member->store(), args.terminate, m.index,
                                     job.strategy.name == config::StrategyName::allreduce,
                                     std::chrono::milliseconds(100),
-                                    [&member] { return member->connected(); }});
+                                    [&member] { return member->connected(); }, &member->store_if_connected()});
     o.stop = &*stop;
   }
   train_job(o);

@@ -42,14 +42,15 @@ void ClusterStop::watch() {
         o_.store->set(kStopKey, fmt::format("worker {}: SIGTERM", o_.worker_index));
         raised_ = true;
       }
-      std::optional<std::string> asked = o_.store->try_get(kStopKey);
-      std::optional<std::int64_t> step = chief() ? std::nullopt : parse_step(o_.store->try_get(kStopStepKey));
+      cluster::Store& reads = o_.poll_store ? *o_.poll_store : *o_.store;
+      std::optional<std::string> asked = reads.try_get(kStopKey);
+      std::optional<std::int64_t> step = chief() ? std::nullopt : parse_step(reads.try_get(kStopStepKey));
       lock.lock();
       if (asked) asked_by_ = asked;
       if (step) stop_step_ = step;
       lock.unlock();
     } catch (const Error&) {
-      // The coordinator going away ends the job anyway (the member hears it); nothing to stop.
+      // The coordinator is away (the member reconnects): nothing to read this time.
     }
     lock.lock();
     wake_.wait_for(lock, o_.poll, [this] { return closing_; });
@@ -75,7 +76,12 @@ bool ClusterStop::stop_at(std::int64_t step) {
   // waits for the reconnection, and it takes no step meanwhile): nothing to read.
   if (o_.reachable && !o_.reachable()) return stop_step_ && step >= *stop_step_;
   lock.unlock();
-  std::optional<std::int64_t> agreed = parse_step(o_.store->try_get(kStopStepKey));
+  std::optional<std::int64_t> agreed;
+  try {
+    agreed = parse_step((o_.poll_store ? o_.poll_store : o_.store)->try_get(kStopStepKey));
+  } catch (const Unavailable&) {
+    // The coordinator went away during the read: as above, nothing to read.
+  }
   lock.lock();
   if (agreed) stop_step_ = agreed;
   return stop_step_ && step >= *stop_step_;

@@ -37,6 +37,10 @@ struct ClusterStopOptions {
   // Whether the store answers now; while it does not (the coordinator is away), lockstep
   // workers go on with the step the watcher last read instead of waiting at every boundary.
   std::function<bool()> reachable;
+  // Where the polls read (the per-step read of lockstep workers, and the watcher's): a store
+  // that fails at once while the coordinator is away (Member::store_if_connected), so a
+  // coordinator lost during a read holds no step up. Null: `store`.
+  cluster::Store* poll_store = nullptr;
 };
 
 class ClusterStop final : public train::StopRequest {

@@ -43,6 +43,7 @@ Member::Member(std::shared_ptr<net::Transport> transport, const std::string& coo
     epoch_ = 1;
   }
   store_ = std::make_unique<RemoteStore>([this](net::Message m) { return call(std::move(m)); });
+  store_now_ = std::make_unique<RemoteStore>([this](net::Message m) { return call_now(std::move(m)); });
   nlohmann::json r = join_through(conn, role, index, false);
   m_.role = role;
   m_.index = r.at("index").get<int>();
@@ -207,6 +208,17 @@ net::Message Member::call(net::Message request) {
       cv_.wait_for(lock, Millis(50), [&] { return away_ || closing_ || lost_; });
     }
   }
+}
+
+net::Message Member::call_now(net::Message request) {
+  std::shared_ptr<net::Connection> conn;
+  {
+    std::lock_guard lock(mu_);
+    TRIB_CHECK(!closing_ && !lost_ && !away_ && conn_ != nullptr, Unavailable, "the coordinator at {} is away",
+               address_);
+    conn = conn_;
+  }
+  return conn->call(request);  // a connection lost on the way throws Unavailable
 }
 
 void Member::on_roster(RosterView view) {

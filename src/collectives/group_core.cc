@@ -26,6 +26,17 @@ void GroupCore::configure(const GroupOptions& o) {
   cv_.notify_all();
 }
 
+namespace {
+
+// A collective request carries no tensor: anything bigger than the largest legitimate one is
+// refused from its frame header, before a byte of it is read or allocated.
+net::Handlers with_request_limit(net::Handlers h) {
+  h.request_limit = [](std::uint32_t) { return max_request_bytes(); };
+  return h;
+}
+
+}  // namespace
+
 void GroupCore::set_listener(net::Listener* listener, const net::PeerIdentity& self) {
   std::lock_guard lock(mu_);
   listener_ = listener;
@@ -34,7 +45,7 @@ void GroupCore::set_listener(net::Listener* listener, const net::PeerIdentity& s
 
 net::Handlers GroupCore::accepted_handlers() {
   std::weak_ptr<GroupCore> weak = weak_from_this();
-  return net::Handlers{
+  return with_request_limit(net::Handlers{
       [weak](net::Message m, const net::PeerIdentity& from) {
         auto core = weak.lock();
         TRIB_CHECK(core != nullptr, Unavailable, "this group has been closed");
@@ -42,12 +53,12 @@ net::Handlers GroupCore::accepted_handlers() {
       },
       [weak](const net::PeerIdentity& peer, std::string_view reason) {
         if (auto core = weak.lock()) core->on_close(peer, reason, -1);
-      }};
+      }});
 }
 
 net::Handlers GroupCore::connected_handlers(int peer) {
   std::weak_ptr<GroupCore> weak = weak_from_this();
-  return net::Handlers{
+  return with_request_limit(net::Handlers{
       [weak, peer](net::Message m, const net::PeerIdentity& from) {
         auto core = weak.lock();
         TRIB_CHECK(core != nullptr, Unavailable, "this group has been closed");
@@ -55,7 +66,7 @@ net::Handlers GroupCore::connected_handlers(int peer) {
       },
       [weak, peer](const net::PeerIdentity& who, std::string_view reason) {
         if (auto core = weak.lock()) core->on_close(who, reason, peer);
-      }};
+      }});
 }
 
 void GroupCore::add_peer(int rank, std::shared_ptr<net::Connection> connection) {

@@ -63,6 +63,11 @@ std::string_view algorithm_name(Algorithm algorithm) {
   return "unknown";
 }
 
+std::uint64_t max_request_bytes() {
+  constexpr std::uint64_t kEmptyTensorDescriptor = 64;  // generous: an absent tensor's descriptor
+  return kFixedBytes + 8 * static_cast<std::uint64_t>(Shape::kMaxRank) + kMaxTextBytes + kEmptyTensorDescriptor;
+}
+
 std::string encode(const Request& r) {
   std::string out;
   out.reserve(kFixedBytes + 8 * static_cast<std::size_t>(r.shape.rank()) + r.text.size());
@@ -78,7 +83,7 @@ std::string encode(const Request& r) {
   put<std::uint32_t>(out, r.segment);
   put<std::uint32_t>(out, r.param);
   for (std::int64_t d : r.shape.dims()) put<std::uint64_t>(out, static_cast<std::uint64_t>(d));
-  out += r.text;
+  out += std::string_view(r.text).substr(0, kMaxTextBytes);
   return out;
 }
 
@@ -111,6 +116,8 @@ Request decode(std::string_view body) {
     TRIB_CHECK(d >= 0, InvalidArgument, "negative dimension in a collective request");
   }
   r.shape = Shape(std::move(dims));  // checks the element count for overflow
+  TRIB_CHECK(in.rest().size() <= kMaxTextBytes, InvalidArgument,
+             "collective request carries {} bytes of text, at most {} expected", in.rest().size(), kMaxTextBytes);
   r.text = std::string(in.rest());
   return r;
 }

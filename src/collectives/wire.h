@@ -46,6 +46,14 @@ struct Request {
   std::string text;                // hello: unused; abort: the reason
 };
 
+// The longest text a request may carry (an abort's reason); encode() cuts longer ones.
+inline constexpr std::size_t kMaxTextBytes = 4096;
+// The most payload bytes any collective request can legitimately have: requests carry no
+// tensor (data travels in replies, into buffers the asker sized), so this is the fixed fields,
+// the most dimensions, the longest text and an empty tensor's descriptor. Endpoints refuse a
+// bigger request from its frame header, before reading it (Handlers::request_limit).
+std::uint64_t max_request_bytes();
+
 std::string encode(const Request& request);
 // Throws InvalidArgument on a malformed body (a peer of another version, or garbage).
 Request decode(std::string_view body);

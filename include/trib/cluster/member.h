@@ -63,6 +63,10 @@ class Member {
 
   const Membership& membership() const { return m_; }
   Store& store() { return *store_; }
+  // The same store, for reads that must never hold up training (a per-step poll): while the
+  // coordinator is away, or if it goes away during the request, it throws Unavailable at
+  // once instead of waiting for the reconnection.
+  Store& store_if_connected() { return *store_now_; }
   const std::string& coordinator_address() const { return address_; }
 
   void set_reconnect(ReconnectOptions options);
@@ -91,9 +95,12 @@ class Member {
   void subscribe(std::function<void(const RosterView&)> on_change);
 
  private:
+  // One request over the current connection, without waiting for a reconnection.
+  net::Message call_now(net::Message request);
   std::shared_ptr<net::Transport> transport_;
   std::string address_;
   std::unique_ptr<RemoteStore> store_;
+  std::unique_ptr<RemoteStore> store_now_;
   Membership m_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

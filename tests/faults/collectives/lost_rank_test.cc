@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <latch>
 
 #include "collectives/group_core.h"
 #include "faults/collectives/survivors.h"
@@ -200,6 +201,9 @@ TEST(AllreduceLostRank, ASurvivorAheadTakesTheStateOfTheOneBehind) {
   Survivors survivors(g);
   std::vector<RankResult> out(kRanks);
   std::vector<std::int64_t> at(kRanks, 0);
+  // Every rank has its result of the common steps before rank 2 goes: otherwise a survivor
+  // still fetching step 2's data from it would roll back further than this test sets up.
+  std::latch common_done(kRanks);
   g.run_ok(
       [&](int original, Group&) {
         EngineContext engine({.intra_op_threads = 1, .inter_op_threads = 2});
@@ -216,6 +220,7 @@ TEST(AllreduceLostRank, ASurvivorAheadTakesTheStateOfTheOneBehind) {
           update.set_data_cursor(fmt::format("after {}", s));
           ASSERT_TRUE(update.apply(s, r.grads, res.vars));
         }
+        common_done.arrive_and_wait();
         if (original == 2) {
           survivors.lose(2);
           group->core().shut_down();

@@ -7,6 +7,7 @@
 #include "trib/collectives/allreduce.h"
 #include "trib/collectives/barrier.h"
 #include "trib/collectives/broadcast.h"
+#include "collectives/wire.h"
 #include "unit/collectives/thread_ranks.h"
 
 namespace trib::collectives {
@@ -138,6 +139,40 @@ TEST(BadInput, FormationTimesOutNamingTheMissingRanks) {
   EXPECT_THROW(Group::form(testing::inproc_transport(hub, 1), {.rank = 1, .size = 2, .addresses = {"coll:5", "coll:0"},
                                                                .form_timeout = std::chrono::milliseconds(200)}),
                Timeout);
+}
+
+}  // namespace
+}  // namespace trib::collectives
+
+namespace trib::collectives {
+namespace {
+
+// Issue 13: a collective request is bounded by what one can legitimately carry (no tensor;
+// the fixed fields, dimensions and an abort's text). A bigger one, from an authenticated
+// peer, closes its connection from the frame header; the endpoint goes on serving.
+TEST(BadInput, AnOversizedCollectiveRequestIsRefusedBeforeItIsRead) {
+  auto hub = std::make_shared<net::InProcHub>();
+  Endpoint endpoint = Endpoint::listen(testing::inproc_transport(hub, 0), "coll:0");
+  auto attacker = testing::inproc_transport(hub, 1);
+  auto conn = attacker->connect(endpoint.address());
+  Tensor big = Tensor::zeros(DType::f32, Shape{1 << 20});  // 4 MiB where at most ~5 KiB is legitimate
+  EXPECT_THROW(conn->call(net::Message{detail::kCollectiveMethod, "", big}), Unavailable);
+  for (int i = 0; i < 300 && conn->is_open(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(conn->is_open()) << "the oversized request closed its connection";
+  EXPECT_LT(detail::max_request_bytes(), 8192u);
+  // A request of legitimate size still reaches the endpoint (refused there as malformed, not dropped).
+  auto again = attacker->connect(endpoint.address());
+  EXPECT_THROW(again->call(net::Message{detail::kCollectiveMethod, "garbage", {}}), InvalidArgument);
+}
+
+TEST(BadInput, ACollectiveRequestsTextIsBoundedBothWays) {
+  detail::Request r;
+  r.family = detail::Family::abort;
+  r.text = std::string(10000, 'x');
+  const std::string body = detail::encode(r);
+  EXPECT_EQ(detail::decode(body).text.size(), detail::kMaxTextBytes) << "encode cuts a long reason";
+  EXPECT_THROW(detail::decode(body + "y"), InvalidArgument);
+  EXPECT_LE(body.size() + 64, detail::max_request_bytes());
 }
 
 }  // namespace
