@@ -11,6 +11,7 @@
 #include "trib/config/job_config.h"
 #include "trib/net/transport.h"
 #include "trib/ps/placement.h"
+#include "trib/ps/ps_recovery.h"
 #include "trib/ps/ps_server.h"
 #include "trib/train/distribution.h"
 #include "trib/update/update_strategy.h"
@@ -24,6 +25,7 @@ struct WorkerLinks {
   std::vector<std::shared_ptr<net::Connection>> servers;  // ps: one per server, by index
   std::shared_ptr<collectives::Group> group;              // allreduce: every worker's group
   std::int64_t generation = 0;  // ps: the generation this worker joined in (its requests carry it)
+  ps::PsRecoveryOptions ps_recovery{};  // ps: surviving a lost server (empty: its loss ends the worker)
 };
 
 // The strategy inputs.job.strategy names, over `links`: local (clip and optimizer here), ps
