@@ -96,6 +96,7 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.log_level = log.level();
   lc.workers_may_be_lost = o.job.strategy.name == config::StrategyName::ps;
   lc.relaunch_workers = lc.workers_may_be_lost;
+  lc.relaunch_servers = lc.workers_may_be_lost;  // and the chief restores the job from a checkpoint
   lc.max_restarts = o.job.cluster.max_restarts;
   lc.terminate = &terminate;
   lc.preemption_grace = std::chrono::seconds(o.job.cluster.preemption_grace_s);
