@@ -274,11 +274,13 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
       fmt::print("placement ({}):\n{}\n", config::to_string(job.strategy.placement),
                  strategy::make_placement(job, vars).table(vars));
     }
-    for (int p = 0; p < m.ps; ++p) {
-      std::string address = ps_address(*member, p, std::chrono::seconds(job.cluster.join_timeout_s));
-      links.servers.push_back(data_plane->connect(address));
-    }
     links.ps_recovery = ps_recovery(*member, args, job, log);
+    for (int p = 0; p < m.ps; ++p) {
+      ps_address(*member, p, std::chrono::seconds(job.cluster.join_timeout_s));
+      // Dialled as a lost server is: the address is read again at each try (a server
+      // relaunched meanwhile listens at a new one).
+      links.servers.push_back(links.ps_recovery.reconnect(p, std::chrono::seconds(job.cluster.join_timeout_s)));
+    }
   } else if (job.strategy.name == config::StrategyName::allreduce) {
     // Every worker listens, publishes its address, and the group forms once all are known.
     std::string bind = bind_host(args, job);

@@ -212,7 +212,18 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
           vars.set(name, checkpoint->tensor(name).clone());
   }
   vars_ = &vars;
-  Pulled read = pull_all(-1, vars);
+  Pulled read;
+  for (;;) {
+    try {
+      read = pull_all(-1, vars);
+      break;
+    } catch (const Error& e) {
+      // A worker (re)joining while a server is lost: it starts from the restored job.
+      const bool lost = dynamic_cast<const Unavailable*>(&e) != nullptr || dynamic_cast<const RolledBack*>(&e) != nullptr;
+      if (!lost || !o_.recovery.enabled() || o_.worker_index == 0) throw;
+      restart_generation_ = std::max(restart_generation_, await_restore()["generation"].get<std::int64_t>());
+    }
+  }
   const std::int64_t resume = read.step;
   if (!read.cursor.empty()) resume_cursor_ = std::move(read.cursor);
   if (o_.log && resume > 0) {

@@ -61,8 +61,8 @@ json PsUpdate::restore_job(const std::string& why) {
     try {
       // Every server reachable: a lost one's relaunched process, at the address it published.
       const std::string lost = reconnect_closed(deadline);
-      // Newer than every request sent so far: the relaunched server's join started a generation.
-      std::int64_t g = o_.recovery.generation ? o_.recovery.generation() : 0;
+      // Newer than every request sent so far, which carry at most the membership's generation.
+      std::int64_t g = o_.recovery.generation ? o_.recovery.generation() + 1 : 0;
       g = std::max(g, generation() + 1);
       std::optional<ValidCheckpoint> found;
       if (!o_.recovery.checkpoints.empty()) found = load_latest_valid(o_.recovery.checkpoints);
