@@ -14,6 +14,7 @@ BENCHES=(
   "transport_bench"
   "allreduce_bench"
   "allreduce_train_bench"
+  "chaos_bench --seed 1"
 )
 
 build=${1:-build}
