@@ -44,7 +44,7 @@ class RestoreCluster {
  public:
   static constexpr int kServers = 2;
 
-  explicit RestoreCluster(int workers) : workers_(workers) {
+  explicit RestoreCluster(int workers, Mode mode = Mode::async) : workers_(workers), mode_(mode) {
     placement_ = place(variables(), kServers, parse_placement("round_robin"), 64 << 10);
     for (int i = 0; i < kServers; ++i) start_server(i);
   }
@@ -84,12 +84,13 @@ class RestoreCluster {
     if (index == 0) r.checkpoints = (out / "checkpoints").string();
     r.timeout = std::chrono::seconds(60);
     const int workers = workers_;
+    const Mode mode = mode_;
     const Placement placement = placement_;
     o.distribution.make_update = [=](const train::UpdateInputs& in) {
       PsUpdateOptions po;
       po.worker_index = index;
       po.workers = workers;
-      po.mode = Mode::async;
+      po.mode = mode;
       po.variables = variables();
       po.placement = placement;
       po.servers = conns;
@@ -125,7 +126,7 @@ class RestoreCluster {
   void start_server_locked(int i) {
     // The replaced server is kept: a handler of the closed listener may still be returning.
     auto s = std::make_shared<PsServer>(
-        PsServerOptions{i, workers_, Mode::async, 2, 0, variables(), placement_, make_optimizer({.name = "adam"})});
+        PsServerOptions{i, workers_, mode_, 2, 0, variables(), placement_, make_optimizer({.name = "adam"})});
     servers_.resize(kServers);
     listeners_.resize(kServers);
     if (servers_[i]) retired_.push_back(servers_[i]);
@@ -139,6 +140,7 @@ class RestoreCluster {
   }
 
   int workers_;
+  Mode mode_;
   Placement placement_;
   std::shared_ptr<net::InProcHub> hub_ = std::make_shared<net::InProcHub>();
   net::ClusterSecret secret_ = net::ClusterSecret::generate();
@@ -165,7 +167,7 @@ struct Outcome {
 // Runs 2 workers for `steps`; server 1 is killed and relaunched once the chief applied step
 // `kill_at` (from the chief's own thread, so the point is exact).
 Outcome run(RestoreCluster& cluster, std::int64_t steps, std::int64_t checkpoint_every, std::int64_t kill_at,
-            const fs::path& out) {
+            const fs::path& out, bool slow_worker = true) {
   std::FILE* quiet = std::fopen("/dev/null", "w");
   Outcome o;
   o.summaries.resize(2);
@@ -178,7 +180,7 @@ Outcome run(RestoreCluster& cluster, std::int64_t steps, std::int64_t checkpoint
         o.chief_steps.push_back(s);
         if (s == kill_at && !killed.exchange(true)) cluster.kill_and_relaunch(1);
       };
-    else  // still training when the server is lost (a worker done by then redoes nothing)
+    else if (slow_worker)  // still training when the server is lost (a worker done by then redoes nothing)
       t.on_step = [](std::int64_t, double) { std::this_thread::sleep_for(std::chrono::milliseconds(3)); };
     threads.emplace_back([&o, t, w] { o.summaries[w] = train::train(t); });
   }
@@ -229,6 +231,24 @@ TEST(PsRestore, WithNoCheckpointYetTheJobRestartsFromTheInitialValuesAtStepZero)
   EXPECT_EQ(n["step"], 0);
   EXPECT_EQ(n["checkpoint"], "") << "the initial values";
   EXPECT_TRUE(n["data_position"].is_null());
+  fs::remove_all(out);
+}
+
+TEST(PsRestore, SyncWorkersRollBackTogetherAndRedoTheSameSteps) {
+  const fs::path out = temp("sync");
+  RestoreCluster cluster(2, Mode::sync);
+  Outcome o = run(cluster, 40, 10, 15, out, /*slow_worker=*/false);
+  for (const train::RunSummary& s : o.summaries) EXPECT_EQ(s.steps, 40);
+  for (std::int64_t s = 11; s <= 15; ++s) EXPECT_EQ(times_applied(o.chief_steps, s), 2) << "step " << s;
+  nlohmann::json n = nlohmann::json::parse(cluster.lookup(kRestoreKey).value_or("{}"));
+  EXPECT_EQ(n["step"], 10);
+  const std::int64_t g = n["generation"].get<std::int64_t>();
+  // In step with the chief: at step 15, or still at 14 if the lost server's reply to its last
+  // pull went down with it.
+  EXPECT_EQ(cluster.lookup(redone_key(g, 0)), "5");
+  const std::string other = cluster.lookup(redone_key(g, 1)).value_or("none");
+  EXPECT_TRUE(other == "5" || other == "4") << other;
+  EXPECT_EQ(cluster.server(0).stats().rollbacks, 1u);
   fs::remove_all(out);
 }
 
