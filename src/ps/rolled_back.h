@@ -12,4 +12,9 @@ class RolledBack : public Error {
   using Error::Error;
 };
 
+// A request failed because a server was lost (its connection closed) or the job rolled back.
+inline bool server_lost(const std::exception& e) {
+  return dynamic_cast<const Unavailable*>(&e) != nullptr || dynamic_cast<const RolledBack*>(&e) != nullptr;
+}
+
 }  // namespace trib::ps

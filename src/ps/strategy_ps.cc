@@ -219,8 +219,7 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
       break;
     } catch (const Error& e) {
       // A worker (re)joining while a server is lost: it starts from the restored job.
-      const bool lost = dynamic_cast<const Unavailable*>(&e) != nullptr || dynamic_cast<const RolledBack*>(&e) != nullptr;
-      if (!lost || !o_.recovery.enabled() || o_.worker_index == 0) throw;
+      if (!server_lost(e) || !o_.recovery.enabled() || o_.worker_index == 0) throw;
       restart_generation_ = std::max(restart_generation_, await_restore()["generation"].get<std::int64_t>());
     }
   }
@@ -381,6 +380,28 @@ void PsUpdate::wait_for_other_workers() {
 }
 
 void PsUpdate::finish() {
+  for (;;) {
+    try {
+      finish_once();
+      return;
+    } catch (const Error& e) {
+      if (!server_lost(e) || !o_.recovery.enabled()) throw;
+      // Done already: a worker other than the chief has nothing left to redo (the servers
+      // that know it is done say so to the chief).
+      if (o_.worker_index != 0) return;
+      // The chief is past its last step: it restores the job for the others, which go on
+      // from the checkpoint, and waits for them again.
+      nlohmann::json notice = restore_job(e.what());
+      const std::int64_t g = notice["generation"].get<std::int64_t>();
+      restart_generation_ = std::max(restart_generation_, g);
+      restores_.push_back(notice);
+      if (o_.recovery.publish) o_.recovery.publish(redone_key(g, 0), "0");
+      if (o_.log) o_.log("worker 0: done already; the other workers go on from the restored job");
+    }
+  }
+}
+
+void PsUpdate::finish_once() {
   // The servers stop waiting for this worker: the others may take more steps (a stream's
   // partitions run dry at different times), and sync, bounded and averaging rounds go on
   // without it.

@@ -101,6 +101,8 @@ class PsUpdate final : public update::UpdateStrategy {
   // The chief, done: waits until no other worker is still training (or lost, for a grace
   // period), then the final evaluation and checkpoint hold every update.
   void wait_for_other_workers();
+  // finish() once: done to every server; the chief waits for the others and reports.
+  void finish_once();
   // A body of `type` stamped with this worker's index and generation.
   proto::Body request(proto::Type type) const;
   std::int64_t generation() const { return std::max(o_.generation, restart_generation_); }

@@ -252,5 +252,45 @@ TEST(PsRestore, SyncWorkersRollBackTogetherAndRedoTheSameSteps) {
   fs::remove_all(out);
 }
 
+TEST(PsRestore, AServerLostAfterTheChiefsLastStepIsRestoredAndTheOthersFinish) {
+  const fs::path out = temp("chief_done");
+  RestoreCluster cluster(2);
+  std::FILE* quiet = std::fopen("/dev/null", "w");
+  std::atomic<std::int64_t> chief_last{0};
+  std::vector<std::int64_t> other_steps;
+  std::vector<train::RunSummary> summaries(2);
+  train::TrainerOptions chief = cluster.worker(job(40, 10), 0, out, quiet);
+  chief.on_step = [&](std::int64_t s, double) { chief_last = s; };
+  train::TrainerOptions other = cluster.worker(job(40, 10), 1, out, quiet);
+  bool killed = false;
+  other.on_step = [&](std::int64_t s, double) {
+    other_steps.push_back(s);
+    if (s == 35 && !killed) {
+      // The chief took its last step (40) and is finishing: it waits for this worker.
+      while (chief_last.load() < 40) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      cluster.kill_and_relaunch(1);
+      killed = true;
+    }
+    if (chief_last.load() < 40) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  };
+  std::thread t0([&] { summaries[0] = train::train(chief); });
+  std::thread t1([&] { summaries[1] = train::train(other); });
+  t0.join();
+  t1.join();
+  std::fclose(quiet);
+  ASSERT_TRUE(killed);
+  EXPECT_EQ(summaries[0].steps, 40);
+  EXPECT_EQ(summaries[1].steps, 40);
+  // The newest checkpoint at the loss was 30 (the final one comes after finish): worker 1
+  // went back there and redid 31..35; the chief, done, redid nothing.
+  nlohmann::json n = nlohmann::json::parse(cluster.lookup(kRestoreKey).value_or("{}"));
+  EXPECT_EQ(n["step"], 30);
+  const std::int64_t g = n["generation"].get<std::int64_t>();
+  EXPECT_EQ(cluster.lookup(redone_key(g, 0)), "0");
+  EXPECT_EQ(cluster.lookup(redone_key(g, 1)), "5");
+  for (std::int64_t s = 31; s <= 35; ++s) EXPECT_EQ(times_applied(other_steps, s), 2) << "step " << s;
+  fs::remove_all(out);
+}
+
 }  // namespace
 }  // namespace trib::ps
