@@ -16,6 +16,7 @@ BENCHES=(
   "allreduce_train_bench"
   "sweep_bench"
   "chaos_allreduce_bench"
+  "chaos_bench --seed 1"
 )
 
 build=${1:-build}

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
+#include "trib/cluster/membership_keys.h"
 #include "app/net_log.h"
 #include "app/train_job.h"
 #include "trib/net/host_port.h"
@@ -148,6 +150,54 @@ std::string ps_address(cluster::Member& member, int p, std::chrono::seconds time
   }
 }
 
+// Where a worker reaches a relaunched parameter server: each dial is tried once (the address
+// may change under it, when the new server listens on a new port), again until `timeout`.
+// The job stopping (the coordinator's shutdown) ends the wait.
+ps::PsRecoveryOptions ps_recovery(cluster::Member& member, const RoleArgs& args, const config::JobConfig& job,
+                                  const Log& log) {
+  auto ctx = net::NetContext::create(load_secret(args), net::PeerIdentity{"worker", 0, ""}, net_options(job),
+                                     net_log_sink(log));
+  auto redial = std::make_shared<net::TcpTransport>(ctx);
+  cluster::Member* m = &member;
+  auto check_running = [m] {
+    if (m->shutdown_requested())
+      throw Error(fmt::format("the coordinator at {} stopped the job while a parameter server was away",
+                              m->coordinator_address()));
+  };
+  ps::PsRecoveryOptions r;
+  r.reconnect = [m, redial, check_running](int p, std::chrono::milliseconds timeout) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    const std::string key = fmt::format("ps/{}/address", p);
+    std::string last_error = "no address published";
+    for (;;) {
+      check_running();
+      if (std::optional<std::string> address = m->store().try_get(key)) {
+        try {
+          return redial->connect(*address);
+        } catch (const Error& e) {
+          last_error = fmt::format("{}: {}", *address, e.what());
+        }
+      }
+      TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout,
+                 "parameter server {} did not come back within {} s ({})", p,
+                 std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), last_error);
+      std::this_thread::sleep_for(100ms);
+    }
+  };
+  r.publish = [m](const std::string& key, const std::string& value) { m->store().set(key, value); };
+  r.lookup = [m, check_running](const std::string& key) {
+    check_running();
+    return m->store().try_get(key);
+  };
+  r.generation = [m] {
+    std::optional<std::string> g = m->store().try_get(cluster::membership_key::kGeneration);
+    return g && !g->empty() ? std::stoll(*g) : m->generation();
+  };
+  if (m->membership().index == 0) r.checkpoints = (std::filesystem::path(m->membership().run_dir) / "checkpoints").string();
+  r.timeout = std::chrono::seconds(std::max(60, job.cluster.join_timeout_s));
+  return r;
+}
+
 }  // namespace
 
 int run_ps_role(const RoleArgs& args, const Log& log) {
@@ -234,9 +284,12 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
       fmt::print("placement ({}):\n{}\n", config::to_string(job.strategy.placement),
                  strategy::make_placement(job, vars).table(vars));
     }
+    links.ps_recovery = ps_recovery(*member, args, job, log);
     for (int p = 0; p < m.ps; ++p) {
-      std::string address = ps_address(*member, p, std::chrono::seconds(job.cluster.join_timeout_s));
-      links.servers.push_back(data_plane->connect(address));
+      ps_address(*member, p, std::chrono::seconds(job.cluster.join_timeout_s));
+      // Dialled as a lost server is: the address is read again at each try (a server
+      // relaunched meanwhile listens at a new one).
+      links.servers.push_back(links.ps_recovery.reconnect(p, std::chrono::seconds(job.cluster.join_timeout_s)));
     }
   } else if (job.strategy.name == config::StrategyName::allreduce) {
     // Every worker listens, publishes its address, and the group forms once all are known; a

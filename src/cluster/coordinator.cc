@@ -168,13 +168,14 @@ std::string Coordinator::evict_locked(const std::string& address, const std::str
   registry_->evict(fmt::format("{}/{}", entry.role, entry.index));
   entry.registration.reset();
   const std::int64_t generation = registry_->roster().generation;
-  const bool optional = entry.role == "worker" && entry.index != 0 && options_.workers_may_be_lost;
+  const bool optional = (entry.role == "worker" && entry.index != 0 && options_.workers_may_be_lost) ||
+                        (entry.role == "ps" && options_.servers_may_be_lost);
   std::string failure;
   if (optional) {
     lost_[fmt::format("{}/{}", entry.role, entry.index)] =
         LostEntry{entry.role, entry.index, entry.incarnation, generation, reason};
     taken_[entry.role].erase(entry.index);  // free for a new member
-    --workers_left_;
+    if (entry.role == "worker") --workers_left_;
     store_.set(membership_key::lost(entry.role, entry.index), std::to_string(generation));
     cv_.notify_all();
   } else {

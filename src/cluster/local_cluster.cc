@@ -161,6 +161,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
                                       .ps = o.ps,
                                       .workers = o.workers,
                                       .workers_may_be_lost = o.workers_may_be_lost,
+                                      .servers_may_be_lost = o.relaunch_servers,
                                       .registry = make_registry(o.store, o.job_name)});
   board.print(fmt::format("local cluster: coordinator at {}, {} parameter server(s), {} worker(s)",
                           coordinator.address(), o.ps, o.workers));
@@ -187,9 +188,16 @@ int run_local_cluster(const LocalClusterOptions& o) {
   };
 
   board.print(fmt::format("local cluster: started {}", sup.describe()));
+  int server_restarts = 0;
+  // A server killed by a signal, likewise: the chief restores the job once it is back.
+  auto relaunchable_server = [&](const ChildProcess& c) {
+    return o.relaunch_servers && c.name().starts_with("ps") && c.term_signal() != 0 &&
+           server_restarts < o.max_restarts;
+  };
   // A worker process that ended is a lost member: the coordinator evicts it (if its
   // connection did not tell it first) and says whether the job goes on without it.
-  auto evicted = [&coordinator](const ChildProcess& c) {
+  auto evicted = [&](const ChildProcess& c) {
+    if (relaunchable_server(c)) return coordinator.member_lost("ps", std::stoi(c.name().substr(2)), c.describe_exit());
     if (!c.name().starts_with("worker")) return false;
     return coordinator.member_lost("worker", std::stoi(c.name().substr(6)), c.describe_exit());
   };
@@ -198,6 +206,15 @@ int run_local_cluster(const LocalClusterOptions& o) {
     std::vector<ChildProcess*> lost;
     ChildProcess* failed = sup.pump(evicted, lost);
     for (ChildProcess* c : lost) {
+      if (c->name().starts_with("ps")) {
+        ++server_restarts;
+        board.print(fmt::format("local cluster: {} (pid {}) {}; relaunching ({} of {}); the job rolls back to its "
+                                "newest checkpoint",
+                                c->name(), c->pid(), c->describe_exit(), server_restarts, o.max_restarts));
+        ChildProcess& again = sup.relaunch(c, argv("ps", std::stoi(c->name().substr(2))), env);
+        board.print(fmt::format("local cluster: {} relaunched (pid {})", again.name(), again.pid()));
+        continue;
+      }
       if (!relaunchable(*c)) {
         board.print(fmt::format("local cluster: {} (pid {}) {}; it was evicted, and the job goes on without it",
                                 c->name(), c->pid(), c->describe_exit()));

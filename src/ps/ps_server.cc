@@ -130,7 +130,7 @@ net::Message PsServer::dispatch(const net::Message& m, const proto::Body& body, 
     note_worker(body.header.worker, type, from);
   switch (type) {
     case proto::Type::init: return init(m, body);
-    case proto::Type::restore: return restore(m, body.text);
+    case proto::Type::restore: return restore(m, body);
     case proto::Type::pull: return pull(body);
     case proto::Type::push: return push(m, body);
     case proto::Type::save: return save(body.text);
@@ -206,20 +206,57 @@ net::Message PsServer::init(const net::Message& m, const proto::Body& body) {
              m.tensor.defined() ? m.tensor.spec_string() : "missing", flat_elements_);
   TRIB_CHECK(body.header.step >= 0 && body.header.step < kMaxStep, InvalidArgument, "ps {}: init at step {}",
              o_.index, body.header.step);
+  check_restart_generation(body.header);
   std::lock_guard lock(mu_);
   values_.copy_from(m.tensor.reshape(values_.shape()));
-  start_step_ = body.header.step;
+  slots_.clear();
+  start_at_locked(body.header.step, body.header.generation);
+  return reply(proto::make_body(proto::Type::init));
+}
+
+void PsServer::check_restart_generation(const proto::Header& h) const {
+  std::lock_guard lock(mu_);
+  TRIB_CHECK(h.generation >= restart_generation_, InvalidArgument,
+             "ps {}: a {} of generation {}, but the job already continues in generation {} (a stale chief?)", o_.index,
+             proto::type_name(static_cast<proto::Type>(h.type)), h.generation, restart_generation_);
+}
+
+void PsServer::start_at_locked(std::int64_t step, std::int64_t generation) {
+  if (initialized_ && generation > restart_generation_) stats_.rollbacks++;
+  restart_generation_ = std::max(restart_generation_, generation);
+  start_step_ = step;
   std::fill(clocks_.begin(), clocks_.end(), start_step_);
+  // Nothing from before: positions, rounds and notices start again with the step.
+  std::fill(cursors_.begin(), cursors_.end(), std::string());
+  std::fill(skip_notice_.begin(), skip_notice_.end(), false);
+  std::fill(contributed_.begin(), contributed_.end(), false);
+  accumulator_.fill(0.0f);
+  contributions_ = 0;
+  round_nonfinite_ = false;
+  version_ = 0;
   round_ = start_step_;
   initialized_ = true;
   changed_.notify_all();
-  return reply(proto::make_body(proto::Type::init));
+}
+
+bool PsServer::behind_locked(const proto::Header& h) const {
+  if (h.generation < restart_generation_) return true;
+  return !initialized_ && !(static_cast<proto::Type>(h.type) == proto::Type::pull && h.step < 0);
+}
+
+net::Message PsServer::rolled_back_locked(proto::Type type) {
+  stats_.rolled_back_requests++;
+  proto::Body r = proto::make_body(type);
+  r.header.flags = proto::kFlagRolledBack;
+  r.header.generation = restart_generation_;
+  return reply(std::move(r));
 }
 
 // A restore is a series of requests from the chief, which read the checkpoint: one per slot
 // ({"slot": key, "name": slot} with the slot's tensor), then {"step": N} with the values of
 // every slice, flat, which applies them all.
-net::Message PsServer::restore(const net::Message& m, const std::string& text) {
+net::Message PsServer::restore(const net::Message& m, const proto::Body& body) {
+  const std::string& text = body.text;
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -228,6 +265,7 @@ net::Message PsServer::restore(const net::Message& m, const std::string& text) {
   }
   TRIB_CHECK(j.is_object() && (j.contains("slot") != j.contains("step")), InvalidArgument,
              "ps {}: a restore request names neither a slot nor the step", o_.index);
+  check_restart_generation(body.header);
   std::lock_guard lock(mu_);
   if (j.contains("slot")) {
     TRIB_CHECK(j["slot"].is_string() && j.value("name", nlohmann::json()).is_string() && m.tensor.defined(),
@@ -255,11 +293,7 @@ net::Message PsServer::restore(const net::Message& m, const std::string& text) {
   slots_.clear();
   for (const auto& [key, slot] : restore_slots_.keys()) slots_.set(key, slot, restore_slots_.get(key, slot).clone());
   restore_slots_.clear();
-  start_step_ = j["step"].get<std::int64_t>();
-  std::fill(clocks_.begin(), clocks_.end(), start_step_);
-  round_ = start_step_;
-  initialized_ = true;
-  changed_.notify_all();
+  start_at_locked(j["step"].get<std::int64_t>(), body.header.generation);
   proto::Body r = proto::make_body(proto::Type::restore);
   r.header.step = start_step_;
   return reply(std::move(r));
@@ -327,6 +361,7 @@ net::Message PsServer::pull(const proto::Body& body) {
   const int worker = body.header.worker;
   std::unique_lock lock(mu_);
   auto ready = [&] {
+    if (behind_locked(body.header)) return true;  // answered at once: the worker rewinds
     if (!initialized_) return false;
     if (step < 0) return true;  // a plain read (start-up, or a relaunched worker)
     if (skip_notice_[worker]) return true;
@@ -343,6 +378,7 @@ net::Message PsServer::pull(const proto::Body& body) {
   const auto wait = std::chrono::milliseconds(std::min(body.header.wait_ms, kMaxPullWaitMs));
   proto::Body r = proto::make_body(proto::Type::pull);
   if (!changed_.wait_for(lock, wait, ready)) return reply(std::move(r));
+  if (behind_locked(body.header)) return rolled_back_locked(proto::Type::pull);
   if (o_.mode == Mode::bounded && step >= 0) stats_.max_clock_gap = std::max(stats_.max_clock_gap, step - min_clock());
   r.header.flags = proto::kFlagReady;
   if (step >= 0 && skip_notice_[worker]) {
@@ -377,6 +413,8 @@ net::Message PsServer::push(const net::Message& m, const proto::Body& body) {
   const PushCheck check{o_.index, h.worker, &slices_, &o_.variables, o_.mode == Mode::sync || o_.mode == Mode::averaging};
   const PushLayout layout = check_push(check, body, m.tensor);
   std::lock_guard lock(mu_);
+  // Checked under the lock that applies it: no push from before a rollback lands after it.
+  if (behind_locked(h)) return rolled_back_locked(proto::Type::push);
   clocks_[h.worker] = std::max(clocks_[h.worker], h.step + 1);
   switch (o_.mode) {
     case Mode::async:
@@ -417,6 +455,7 @@ net::Message PsServer::push_nonfinite(const net::Message& m, const proto::Body& 
              "ps {}: a non-finite push from worker {} in averaging mode (workers skip such steps locally)", o_.index,
              h.worker);
   std::lock_guard lock(mu_);
+  if (behind_locked(h)) return rolled_back_locked(proto::Type::push);
   if (o_.mode == Mode::async || o_.mode == Mode::bounded) {
     // Dropped; the worker's clock does not move, as it takes the step again.
     stats_.dropped_nonfinite++;

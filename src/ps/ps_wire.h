@@ -22,6 +22,8 @@ inline constexpr std::uint32_t kPsMethod = 0x02005350;
 inline constexpr std::uint8_t kWireVersion = 2;
 
 enum class Type : std::uint8_t {
+  // init and restore carry the generation the job (re)starts in: a newer one than the server
+  // holds rolls it back (every worker's clock, cursor and round start again from `step`).
   init = 1,     // chief -> ps: initial values (tensor), the step to start from
   restore = 2,  // chief -> ps: a checkpoint's state for your slices, one tensor per request (text: JSON)
   pull = 3,     // worker -> ps: the current values once the mode allows `step`
@@ -42,7 +44,11 @@ enum Flags : std::uint16_t {
   // pull reply (sync): the round this worker pushed to was skipped (a non-finite push):
   // nothing was applied, and the worker takes the same step again.
   kFlagSkipped = 1u << 3,
-  kKnownFlags = kFlagReply | kFlagReady | kFlagNonFinite | kFlagSkipped,
+  // reply to a worker request (push, pull): the job rolled back past the sender's generation
+  // (a lost server was restored from a checkpoint, docs/fault_tolerance.md), or this server
+  // is a relaunched one that holds no state yet. Nothing was applied; the worker rewinds.
+  kFlagRolledBack = 1u << 4,
+  kKnownFlags = kFlagReply | kFlagReady | kFlagNonFinite | kFlagSkipped | kFlagRolledBack,
 };
 
 // Host-side image of the fixed header.
@@ -59,8 +65,11 @@ struct Header {
   std::uint32_t wait_ms = 0;       // pull: longest the server may wait for the mode to allow `step`
   std::uint32_t reserved = 0;      // zero
   // Worker requests: the generation the sender joined the job in (its incarnation; 0 outside
-  // a cluster). A server refuses, before decoding anything else, a request from an older
-  // incarnation of a worker index than the one it knows (docs/fault_tolerance.md).
+  // a cluster), or the one of the last restore it rewound to, whichever is newer. A server
+  // refuses, before decoding anything else, a request from an older incarnation of a worker
+  // index than the one it knows; one older than its last restore is answered
+  // kFlagRolledBack and applies nothing (docs/fault_tolerance.md). init and restore: the
+  // generation the job continues in.
   std::int64_t generation = 0;
 };
 

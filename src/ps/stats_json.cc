@@ -16,7 +16,8 @@ std::string stats_to_json(const PsStats& s) {
               {k::kMaxClockGap, s.max_clock_gap}, {k::kStaleness, s.staleness},
               {k::kDroppedNonFinite, s.dropped_nonfinite}, {k::kSkippedRounds, s.skipped_rounds},
               {k::kWorkersLost, s.workers_lost}, {k::kWorkersReadmitted, s.workers_readmitted},
-              {k::kWorkersTraining, s.workers_training}, {k::kWorkersAway, s.workers_away}}
+              {k::kWorkersTraining, s.workers_training}, {k::kWorkersAway, s.workers_away},
+              {k::kRollbacks, s.rollbacks}, {k::kRolledBackRequests, s.rolled_back_requests}}
       .dump();
 }
 
@@ -40,6 +41,8 @@ PsStats stats_from_json(const std::string& text, const std::string& source) {
     s.workers_readmitted = j.at(k::kWorkersReadmitted).get<std::uint64_t>();
     s.workers_training = j.at(k::kWorkersTraining).get<std::uint64_t>();
     s.workers_away = j.at(k::kWorkersAway).get<std::uint64_t>();
+    s.rollbacks = j.at(k::kRollbacks).get<std::uint64_t>();
+    s.rolled_back_requests = j.at(k::kRolledBackRequests).get<std::uint64_t>();
   } catch (const json::exception& e) {
     throw InvalidArgument(fmt::format("{}: malformed stats reply: {}", source, e.what()));
   }

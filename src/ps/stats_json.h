@@ -23,6 +23,8 @@ inline constexpr const char* kWorkersLost = "workers_lost";
 inline constexpr const char* kWorkersReadmitted = "workers_readmitted";
 inline constexpr const char* kWorkersTraining = "workers_training";
 inline constexpr const char* kWorkersAway = "workers_away";
+inline constexpr const char* kRollbacks = "rollbacks";
+inline constexpr const char* kRolledBackRequests = "rolled_back_requests";
 
 }  // namespace trib::ps::stats_key
 

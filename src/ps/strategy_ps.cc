@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
+#include <limits>
 #include <thread>
 
 #include "ps/fan_out.h"
 #include "ps/ps_wire.h"
 #include "ps/push_packing.h"
+#include "ps/rolled_back.h"
 #include "ps/slice_io.h"
 #include "ps/stats_json.h"
 #include "trib/optim/clip.h"
@@ -82,9 +84,7 @@ Tensor PsUpdate::pack_values(int ps, const VariableStore& vars) const {
 }
 
 void PsUpdate::push(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const {
-  proto::Body body = proto::make_body(proto::Type::push);
-  body.header.worker = o_.worker_index;
-  body.header.generation = o_.generation;
+  proto::Body body = request(proto::Type::push);
   body.header.step = step;
   body.header.version_seen = versions_[ps];
   body.text = cursor_;
@@ -107,6 +107,9 @@ proto::Body PsUpdate::exchange(int ps, const proto::Body& request, Tensor tensor
   proto::Body body = proto::decode(r.body);
   TRIB_CHECK(body.type() == type && (body.header.flags & proto::kFlagReply) != 0, InvalidArgument,
              "ps {}: a {} request answered by a {} message", ps, proto::type_name(type), proto::type_name(body.type()));
+  if (body.header.flags & proto::kFlagRolledBack)
+    throw RolledBack(fmt::format("ps {} rolled back to generation {} (this worker is at {})", ps,
+                                 body.header.generation, generation()));
   return body;
 }
 
@@ -114,9 +117,7 @@ PsUpdate::Pulled PsUpdate::pull(int ps, std::int64_t step, VariableStore& vars) 
   const auto deadline = Clock::now() + o_.wait_timeout;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    proto::Body ask = proto::make_body(proto::Type::pull);
-    ask.header.worker = o_.worker_index;
-    ask.header.generation = o_.generation;
+    proto::Body ask = request(proto::Type::pull);
     ask.header.step = step;
     ask.header.wait_ms = static_cast<std::uint32_t>(std::clamp(left, std::chrono::milliseconds(0), kPullWaitSlice).count());
     net::RequestOptions ro;
@@ -126,6 +127,9 @@ PsUpdate::Pulled PsUpdate::pull(int ps, std::int64_t step, VariableStore& vars) 
     proto::Body body = proto::decode(r.body);
     TRIB_CHECK(r.method == proto::kPsMethod && body.type() == proto::Type::pull, InvalidArgument,
                "ps {}: a pull answered by a {} message", ps, proto::type_name(body.type()));
+    if (body.header.flags & proto::kFlagRolledBack)
+      throw RolledBack(fmt::format("ps {} rolled back to generation {} (this worker is at {})", ps,
+                                   body.header.generation, generation()));
     if (body.header.flags & proto::kFlagReady) {
       TRIB_CHECK(r.tensor.defined() && r.tensor.dtype() == DType::f32 &&
                      r.tensor.numel() == pull_buffers_[ps].numel(),
@@ -174,8 +178,7 @@ void PsUpdate::count_skip(std::int64_t step, const std::string& why) {
 bool PsUpdate::push_nonfinite(std::int64_t step, VariableStore& vars) {
   bool skipped = false;
   fan_out_->run(o_.servers.size(), [&](std::size_t p) {
-    proto::Body b = proto::make_body(proto::Type::push);
-    b.header.worker = o_.worker_index;
+    proto::Body b = request(proto::Type::push);
     b.header.step = step;
     b.header.flags = proto::kFlagNonFinite;
     proto::set_lr(b.header, o_.schedule->lr(step));
@@ -196,6 +199,12 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
         exchange(static_cast<int>(p), proto::make_body(proto::Type::init), pack_values(static_cast<int>(p), vars));
       }
     });
+    if (checkpoint == nullptr && o_.recovery.enabled()) {
+      // A server lost before the first checkpoint: the job starts again from these.
+      for (int p = 0; p < o_.placement.num_ps; ++p) initial_values_.push_back(pack_values(p, vars).clone());
+      for (const std::string& name : vars.names())
+        if (!lives_on_a_server(o_.variables, name)) initial_local_[name] = vars.get(name).clone();
+    }
     // Variables that live on no server (batch-norm statistics) come from the checkpoint.
     if (checkpoint != nullptr)
       for (const std::string& name : vars.names())
@@ -203,7 +212,17 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
           vars.set(name, checkpoint->tensor(name).clone());
   }
   vars_ = &vars;
-  Pulled read = pull_all(-1, vars);
+  Pulled read;
+  for (;;) {
+    try {
+      read = pull_all(-1, vars);
+      break;
+    } catch (const Error& e) {
+      // A worker (re)joining while a server is lost: it starts from the restored job.
+      if (!server_lost(e) || !o_.recovery.enabled() || o_.worker_index == 0) throw;
+      restart_generation_ = std::max(restart_generation_, await_restore()["generation"].get<std::int64_t>());
+    }
+  }
   const std::int64_t resume = read.step;
   if (!read.cursor.empty()) resume_cursor_ = std::move(read.cursor);
   if (o_.log && resume > 0) {
@@ -216,6 +235,21 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
 }
 
 bool PsUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars) {
+  if (!o_.recovery.enabled()) return apply_step(step, grads, vars);
+  std::string why = pending_why_;
+  try {
+    if (!pending_recovery_) return apply_step(step, grads, vars);
+  } catch (const RolledBack& e) {
+    why = e.what();
+  } catch (const Unavailable& e) {
+    why = e.what();  // a server's connection closed: it was lost
+  }
+  pending_recovery_ = false;
+  recover(step, why);
+  return false;
+}
+
+bool PsUpdate::apply_step(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars) {
   if (o_.mode != Mode::averaging && !update::all_finite(grads)) {
     // Never send NaN to the servers: say so instead, so that a sync round is skipped
     // everywhere and an async server counts the dropped push.
@@ -227,10 +261,7 @@ bool PsUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& grads, 
     if (!local_->apply(step, grads, vars)) return false;  // clips, as configured; skips NaN (and aborts after M)
     if ((step + 1) % o_.period != 0) return true;
     fan_out_->run(o_.servers.size(), [&](std::size_t p) {
-      proto::Body b = proto::make_body(proto::Type::push);
-      b.header.worker = o_.worker_index;
-    b.header.generation = o_.generation;
-      b.header.generation = o_.generation;
+      proto::Body b = request(proto::Type::push);
       b.header.step = step + 1;
       b.text = cursor_;
       exchange(static_cast<int>(p), b, pack_values(static_cast<int>(p), vars));
@@ -261,7 +292,7 @@ bool PsUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& grads, 
 // The chief reads the checkpoint and sends each server its slices and slots: servers need
 // no access to the checkpoint directory (no shared filesystem), and a checkpoint written by N
 // servers restores onto M (read_slices assembles any rows from the pieces there are).
-void PsUpdate::restore_server(int ps, const Checkpoint& checkpoint) const {
+void PsUpdate::restore_server(int ps, const Checkpoint& checkpoint, std::int64_t generation) const {
   std::int64_t elements = 0;
   for (const Slice& s : slices_[ps]) elements += s.elements;
   Tensor values = Tensor::zeros(DType::f32, Shape{elements});
@@ -269,10 +300,12 @@ void PsUpdate::restore_server(int ps, const Checkpoint& checkpoint) const {
   read_slices(checkpoint, o_.variables, slices_[ps], values, slots);
   for (const auto& [key, slot] : slots.keys()) {
     proto::Body b = proto::make_body(proto::Type::restore);
+    b.header.generation = generation;
     b.text = nlohmann::json{{"slot", key}, {"name", slot}}.dump();
     exchange(ps, b, slots.get(key, slot));
   }
   proto::Body b = proto::make_body(proto::Type::restore);
+  b.header.generation = generation;
   b.text = nlohmann::json{{"step", checkpoint.step()}}.dump();
   exchange(ps, b, std::move(values));
 }
@@ -303,7 +336,16 @@ void PsUpdate::save(CheckpointWriter& writer, const VariableStore& vars) {
   // Every server's state comes to the chief, which writes it: the checkpoint is whole in the
   // chief's directory, wherever the servers run (docs/checkpoint_format.md).
   std::vector<TensorMap> states(o_.servers.size());
-  fan_out_->run(o_.servers.size(), [&](std::size_t p) { states[p] = fetch_server_state(static_cast<int>(p)); });
+  try {
+    fan_out_->run(o_.servers.size(), [&](std::size_t p) { states[p] = fetch_server_state(static_cast<int>(p)); });
+  } catch (const Unavailable& e) {
+    if (!o_.recovery.enabled()) throw;
+    // A server lost while checkpointing: this checkpoint is not written (the loop keeps the
+    // previous one), and the next step restores the job from that one.
+    pending_recovery_ = true;
+    pending_why_ = e.what();
+    throw IoError(fmt::format("a parameter server was lost while checkpointing ({})", e.what()));
+  }
   for (std::size_t p = 0; p < states.size(); ++p) writer.add_shard(fmt::format("ps-{}", p), states[p]);
   TensorMap local;
   for (const std::string& name : vars.names())
@@ -318,11 +360,14 @@ void PsUpdate::wait_for_other_workers() {
   constexpr std::chrono::seconds kLostGrace{30};
   const auto start = Clock::now(), deadline = start + o_.wait_timeout;
   for (bool waited = false;; waited = true) {
-    std::uint64_t training = 0, away = 0;
+    // A worker says done only once its last push reached every server, so one server that
+    // knows it is done is enough: the fewest training wins. (A relaunched server never heard
+    // from a worker that finished before it came, and counts it as training.)
+    std::uint64_t training = std::numeric_limits<std::uint64_t>::max(), away = 0;
     for (std::size_t p = 0; p < o_.servers.size(); ++p) {
       PsStats s = stats_from_json(exchange(static_cast<int>(p), proto::make_body(proto::Type::stats)).text,
                                   fmt::format("ps {}", p));
-      training = std::max(training, s.workers_training);
+      training = std::min(training, s.workers_training);
       away = std::max(away, s.workers_away);
     }
     const bool wait_lost = away > 0 && Clock::now() - start < kLostGrace;
@@ -335,13 +380,33 @@ void PsUpdate::wait_for_other_workers() {
 }
 
 void PsUpdate::finish() {
+  for (;;) {
+    try {
+      finish_once();
+      return;
+    } catch (const Error& e) {
+      if (!server_lost(e) || !o_.recovery.enabled()) throw;
+      // Done already: a worker other than the chief has nothing left to redo (the servers
+      // that know it is done say so to the chief).
+      if (o_.worker_index != 0) return;
+      // The chief is past its last step: it restores the job for the others, which go on
+      // from the checkpoint, and waits for them again.
+      nlohmann::json notice = restore_job(e.what());
+      const std::int64_t g = notice["generation"].get<std::int64_t>();
+      restart_generation_ = std::max(restart_generation_, g);
+      restores_.push_back(notice);
+      if (o_.recovery.publish) o_.recovery.publish(redone_key(g, 0), "0");
+      if (o_.log) o_.log("worker 0: done already; the other workers go on from the restored job");
+    }
+  }
+}
+
+void PsUpdate::finish_once() {
   // The servers stop waiting for this worker: the others may take more steps (a stream's
   // partitions run dry at different times), and sync, bounded and averaging rounds go on
   // without it.
   fan_out_->run(o_.servers.size(), [&](std::size_t p) {
-    proto::Body b = proto::make_body(proto::Type::done);
-    b.header.worker = o_.worker_index;
-    b.header.generation = o_.generation;
+    proto::Body b = request(proto::Type::done);
     exchange(static_cast<int>(p), b);
   });
   if (o_.worker_index != 0) return;
@@ -358,12 +423,16 @@ void PsUpdate::finish() {
     if (s.stale_generation > 0) out += fmt::format(" ({} from evicted workers)", s.stale_generation);
     if (s.dropped_nonfinite > 0) out += fmt::format(", {} non-finite dropped", s.dropped_nonfinite);
     if (s.skipped_rounds > 0) out += fmt::format(", {} rounds skipped (non-finite)", s.skipped_rounds);
+    if (s.rollbacks > 0 || s.rolled_back_requests > 0)
+      out += fmt::format(", {} rollback(s), {} request(s) from before one not applied", s.rollbacks,
+                         s.rolled_back_requests);
     if (s.workers_lost > 0)
       out += fmt::format(", {} worker(s) lost, {} re-admitted", s.workers_lost, s.workers_readmitted);
     if (o_.mode == Mode::async || o_.mode == Mode::bounded)
       out += fmt::format("; staleness histogram (0, 1, ..., 14, 15+ updates) {}", nlohmann::json(s.staleness).dump());
     if (o_.mode == Mode::bounded) out += fmt::format("; max clock gap {}", s.max_clock_gap);
   }
+  if (!restores_.empty()) out += "\n" + restores_report();
   report_ = out;
 }
 

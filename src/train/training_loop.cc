@@ -1,5 +1,6 @@
 #include "train/training_loop.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 
@@ -8,6 +9,7 @@
 #include "trib/train/evaluator.h"
 #include "trib/optim/optimizer_config.h"
 #include "trib/optim/schedule_config.h"
+#include "trib/data/dataset_source.h"
 #include "trib/update/local_update.h"
 
 namespace trib::train {
@@ -76,6 +78,8 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
   if (chief && options.resume) resumed = find_resume_checkpoint(options.output, options.log);
   if (chief && !options.resume) RunDirectory::check_new(options.output);
   source.start({options.resume, resumed ? &resumed->checkpoint : nullptr});
+  // Where this worker's data starts: a rollback to before the first checkpoint comes back here.
+  const std::optional<data::DataPosition> first_position = source.position();
 
   std::optional<RunDirectory> run;
   if (chief) {
@@ -151,6 +155,21 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
         ctx.step = rb->step;
         if (rb->data_cursor) source.resume_at(data::DataPosition::parse(*rb->data_cursor));
         source.reshard(rb->rank, rb->workers);
+        continue;
+      }
+      if (std::optional<update::Rewind> back = update->take_rewind()) {
+        // The job rolled back (a lost parameter server was restored): this step and those
+        // since the checkpoint are taken again, from its data position. (An async worker that
+        // was behind the chief's checkpoint moves up to it, and redoes nothing.)
+        std::optional<data::DataPosition> at = first_position;
+        if (!back->data_position.empty())
+          at = data::position_in_shard(data_position_from_json(nlohmann::json::parse(back->data_position)),
+                                       dist.worker_index, dist.workers);
+        if (at) source.resume_at(*at);
+        progress.message(fmt::format("worker {}: {}; back to step {} from step {} ({} steps to redo){}",
+                                     dist.worker_index, back->why, back->step, ctx.step, std::max<std::int64_t>(0, ctx.step - back->step),
+                                     at ? ", data at " + at->to_string() : ""));
+        ctx.step = back->step;
         continue;
       }
       progress.message(fmt::format("step {}: non-finite gradient, step skipped", ctx.step));

@@ -42,8 +42,11 @@ struct CoordinatorOptions {
   int workers = 1;
   // The strategy can go on without a lost worker (parameter servers: the others keep
   // training). Worker 0, the chief, is never optional: it initializes the servers, writes
-  // checkpoints and the run's report. A lost parameter server always ends the job.
+  // checkpoints and the run's report. A lost parameter server ends the job, unless:
   bool workers_may_be_lost = false;
+  // A lost parameter server does not end the job either: a launcher relaunches it and the
+  // chief restores the job from its newest checkpoint (trib/ps/ps_recovery.h).
+  bool servers_may_be_lost = false;
   // Where membership is kept; a MemoryRegistry when null.
   std::shared_ptr<Registry> registry = nullptr;
   // How long the registry keeps a silent member (only a registry in another process, such

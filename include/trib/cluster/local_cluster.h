@@ -33,6 +33,10 @@ struct LocalClusterOptions {
   // up to max_restarts times in all (cluster.max_restarts); it rejoins the running job.
   // Parameter-server jobs only: their servers keep the state a relaunched worker needs.
   bool relaunch_workers = false;
+  // The same for a parameter server (also up to max_restarts, counted apart): the
+  // coordinator goes on without it meanwhile (CoordinatorOptions::servers_may_be_lost), and
+  // the chief restores the job from its newest checkpoint once it is back.
+  bool relaunch_servers = false;
   int max_restarts = 0;
   net::NetOptions net;
   std::FILE* out = stdout;

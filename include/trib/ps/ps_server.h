@@ -16,6 +16,11 @@
 // Non-finite gradients arrive as flagged pushes without values: a sync round holding one
 // applies nothing (every worker of the round is told, and takes the step again); async and
 // bounded servers drop it and count it.
+// A lost server is relaunched empty and the chief restores the whole job from a checkpoint
+// (strategy_ps.h): an init or restore of a newer generation rolls this server back (every
+// worker's clock, cursor and round start again from its step), and from then on a worker
+// request of an older generation, and before that any push to a server that holds no state,
+// is answered kFlagRolledBack and applies nothing.
 // Requests follow src/ps/ps_wire.h. Each is decoded once and every size it declares is
 // checked against this server's slices before anything is read; a malformed or oversized
 // request is refused with an InvalidArgument naming the problem (the transport sends it
@@ -74,6 +79,9 @@ struct PsStats {
   std::uint64_t stale_generation = 0;
   std::uint64_t dropped_nonfinite = 0;  // async and bounded: pushes of NaN or Inf gradients
   std::uint64_t skipped_rounds = 0;     // sync: rounds that applied nothing (a non-finite push)
+  // Rollbacks (an init or restore of a newer generation), and worker requests answered
+  // kFlagRolledBack: from before the last one, or to this server before it had any state.
+  std::uint64_t rollbacks = 0, rolled_back_requests = 0;
   std::uint64_t workers_lost = 0, workers_readmitted = 0;
   // Now, not counters: workers still training (not done, not lost), and lost ones not back.
   std::uint64_t workers_training = 0, workers_away = 0;
@@ -112,7 +120,7 @@ class PsServer {
  private:
   net::Message dispatch(const net::Message& m, const proto::Body& body, const net::PeerIdentity& from);
   net::Message init(const net::Message& m, const proto::Body& body);
-  net::Message restore(const net::Message& m, const std::string& text);
+  net::Message restore(const net::Message& m, const proto::Body& body);
   net::Message pull(const proto::Body& body);
   net::Message push(const net::Message& m, const proto::Body& body);
   net::Message push_nonfinite(const net::Message& m, const proto::Body& body);
@@ -122,6 +130,14 @@ class PsServer {
   void record_staleness(std::int64_t updates);
   std::int64_t min_clock() const;
   net::Message done(int worker);
+  // Under mu_: a worker request that must not be served: its generation is older than the last
+  // rollback, or this server holds no state yet (relaunched; pulls of step -1 wait instead).
+  bool behind_locked(const proto::Header& header) const;
+  net::Message rolled_back_locked(proto::Type type);
+  // Under mu_: the chief (re)starts the job at `step` in `generation` (init, restore).
+  void start_at_locked(std::int64_t step, std::int64_t generation);
+  // Throws InvalidArgument for an init or restore of an older generation than the last one.
+  void check_restart_generation(const proto::Header& header) const;
   void check_worker(int worker, proto::Type type) const;
   // Throws InvalidArgument (counted) for a worker request stamped with a replaced incarnation.
   void check_generation(const proto::Header& header);
@@ -149,6 +165,7 @@ class PsServer {
   bool initialized_ = false;
   std::int64_t start_step_ = 0;
   std::int64_t version_ = 0;          // updates applied
+  std::int64_t restart_generation_ = 0;  // of the last init or restore: older worker requests are behind
   std::vector<std::int64_t> clocks_;  // per worker: steps pushed
   // Per worker: the oldest incarnation still accepted (the holder's, or past a lost one's).
   std::vector<std::int64_t> floor_;

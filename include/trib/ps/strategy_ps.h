@@ -4,16 +4,24 @@
 // steps. The chief initialises the servers (or has them restore a checkpoint) and asks each
 // server to write its own checkpoint shard, so checkpoint I/O is spread over the servers.
 // Each server's push, reply and pull run concurrently with the other servers' (FanOut).
+// With PsRecoveryOptions a lost server does not end the job: the chief restores every
+// server from its newest checkpoint, every worker rewinds to it (ps_recovery.h,
+// strategy_ps_restore.cc).
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "trib/core/allocator.h"
 #include "trib/net/transport.h"
 #include "trib/ps/placement.h"
+#include "trib/ps/ps_recovery.h"
 #include "trib/ps/ps_server.h"
 #include "trib/update/local_update.h"
 
@@ -46,6 +54,8 @@ struct PsUpdateOptions {
   // Where a worker that joins a running job (relaunched) says where it starts and the
   // checksum of the values it got; none: silent.
   std::function<void(const std::string&)> log;
+  // Surviving a lost server; empty (the default): its loss ends this worker.
+  PsRecoveryOptions recovery;
 };
 
 class PsUpdate final : public update::UpdateStrategy {
@@ -60,9 +70,11 @@ class PsUpdate final : public update::UpdateStrategy {
   void set_data_cursor(std::string cursor) override { cursor_ = std::move(cursor); }
   std::optional<std::string> resume_data_cursor() const override { return resume_cursor_; }
   std::string report() const override { return report_; }
+  std::optional<update::Rewind> take_rewind() override;
 
  private:
   Tensor pack_values(int ps, const VariableStore& vars) const;
+  bool apply_step(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars);
   // Packs server `ps`'s share of the gradients and pushes it.
   void push(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const;
   // Sends `request` to server `ps` and checks that the reply is a PS reply of its type.
@@ -70,7 +82,7 @@ class PsUpdate final : public update::UpdateStrategy {
   // As exchange, with the reply's tensor too.
   proto::Body exchange(int ps, const proto::Body& request, Tensor tensor, Tensor* reply_tensor) const;
   // Hands server `ps` its part of `checkpoint` over the connection (restore requests).
-  void restore_server(int ps, const Checkpoint& checkpoint) const;
+  void restore_server(int ps, const Checkpoint& checkpoint, std::int64_t generation = 0) const;
   // Server `ps`'s slices and slots, fetched over the connection (save requests).
   TensorMap fetch_server_state(int ps) const;
   // Pulls server `ps`'s values for `step` (-1: whatever it holds) into `vars`, waiting
@@ -89,6 +101,24 @@ class PsUpdate final : public update::UpdateStrategy {
   // The chief, done: waits until no other worker is still training (or lost, for a grace
   // period), then the final evaluation and checkpoint hold every update.
   void wait_for_other_workers();
+  // finish() once: done to every server; the chief waits for the others and reports.
+  void finish_once();
+  // A body of `type` stamped with this worker's index and generation.
+  proto::Body request(proto::Type type) const;
+  std::int64_t generation() const { return std::max(o_.generation, restart_generation_); }
+  // apply() after a lost server or a rollback (`why`) at `step`: the chief restores the job,
+  // the others wait for it; then this worker pulls the restored values and sets rewind_.
+  void recover(std::int64_t step, const std::string& why);
+  // Chief: reaches every server (a relaunched one at its new address), restores them all
+  // from the newest checkpoint (or the initial values) in a new generation, announces it.
+  nlohmann::json restore_job(const std::string& why);
+  // Not the chief: waits for the announcement of a restore newer than this worker's generation
+  // and reconnects to the servers whose connection closed.
+  nlohmann::json await_restore();
+  // Reconnects to each server whose connection closed; returns their names ("ps 1").
+  std::string reconnect_closed(std::chrono::steady_clock::time_point deadline);
+  // Chief, at the end: the restores and every worker's steps redone, for the report.
+  std::string restores_report() const;
 
   PsUpdateOptions o_;
   std::vector<std::vector<Slice>> slices_;  // per server
@@ -105,6 +135,17 @@ class PsUpdate final : public update::UpdateStrategy {
   std::string cursor_;  // sent with each push (set_data_cursor)
   std::optional<std::string> resume_cursor_;
   VariableStore* vars_ = nullptr;  // the training loop's (start() to finish()): the chief's final pull
+  // Recovery (ps_recovery.h). The generation of the last restore this worker rewound to.
+  std::int64_t restart_generation_ = 0;
+  std::optional<update::Rewind> rewind_;
+  bool pending_recovery_ = false;  // a server was lost while checkpointing: recover at the next step
+  std::string pending_why_;
+  // Chief, a run started without a checkpoint: the initial values, per server, and the
+  // variables that live on no server (a rollback before the first checkpoint restores them).
+  std::vector<Tensor> initial_values_;
+  std::map<std::string, Tensor> initial_local_;
+  std::vector<nlohmann::json> restores_;  // chief: each announcement, in order
+  std::int64_t steps_redone_ = 0;         // this worker, over every restore
 };
 
 }  // namespace trib::ps

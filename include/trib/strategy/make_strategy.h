@@ -13,6 +13,7 @@
 #include "trib/config/job_config.h"
 #include "trib/net/transport.h"
 #include "trib/ps/placement.h"
+#include "trib/ps/ps_recovery.h"
 #include "trib/ps/ps_server.h"
 #include "trib/train/distribution.h"
 #include "trib/update/update_strategy.h"
@@ -32,6 +33,7 @@ struct WorkerLinks {
   // allreduce, a worker joining a running job (relaunched): forms its group when the strategy
   // starts, instead of `group`.
   std::function<std::shared_ptr<collectives::Group>()> join{};
+  ps::PsRecoveryOptions ps_recovery{};  // ps: surviving a lost server (empty: its loss ends the worker)
 };
 
 // The strategy inputs.job.strategy names, over `links`: local (clip and optimizer here), ps

@@ -34,6 +34,15 @@ struct Rollback {
   std::string message;  // one line for the log: who was lost, what was undone
 };
 
+// The job rolled back (a lost parameter server was restored from a checkpoint): the loop
+// continues from `step`, with the data at `data_position` (the checkpoint's, as JSON in the
+// manifest's form, taken on the chief's shard; empty: where this worker's data started).
+struct Rewind {
+  std::int64_t step = 0;
+  std::string data_position;
+  std::string why;  // one line for the log
+};
+
 class UpdateStrategy {
  public:
   virtual ~UpdateStrategy() = default;
@@ -64,6 +73,9 @@ class UpdateStrategy {
   // After start(): where this worker's data resumes, when the strategy knows (a relaunched
   // parameter-server worker); nullopt: where the source's own start put it.
   virtual std::optional<std::string> resume_data_cursor() const { return std::nullopt; }
+  // After apply() returned false: set when the job rolled back instead (the step was not
+  // applied, and the loop rewinds to the Rewind's step and data). Taken once.
+  virtual std::optional<Rewind> take_rewind() { return std::nullopt; }
 
   // After apply() returned false: the rollback that caused it, once (nullopt: the step was
   // skipped for a non-finite gradient). After start(): set when this worker joined a running

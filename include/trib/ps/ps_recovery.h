@@ -1,0 +1,45 @@
+// What a parameter-server worker needs to survive a lost server (docs/fault_tolerance.md,
+// "Parameter servers: automatic restore"). The launcher relaunches the server, empty; the
+// chief (worker 0) restores every server from its newest checkpoint (or the initial values
+// when there is none yet) in a new generation and announces it under kRestoreKey; every
+// worker then rewinds its step and data to that checkpoint's and goes on. Requests from
+// before the restore carry an older generation and are answered kFlagRolledBack, so no
+// update from before the rollback is applied after it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "trib/net/transport.h"
+
+namespace trib::ps {
+
+// The chief's announcement: {"generation": G, "step": S, "checkpoint": "<dir>" or "" (the
+// initial values), "data_position": the checkpoint's (JSON, null without one), "lost": "ps 1"}.
+inline constexpr const char* kRestoreKey = "ps/restore";
+// Where worker w says how many steps it redid after the restore of generation G.
+std::string redone_key(std::int64_t generation, int worker);
+
+struct PsRecoveryOptions {
+  // Connects to server `ps` as it is now (the address it published last: a relaunched
+  // server's), trying until `timeout`. Empty: no recovery, a lost server ends the worker.
+  std::function<std::shared_ptr<net::Connection>(int ps, std::chrono::milliseconds timeout)> reconnect;
+  // The job's rendezvous store.
+  std::function<void(const std::string& key, const std::string& value)> publish;
+  std::function<std::optional<std::string>(const std::string& key)> lookup;
+  // The membership's generation now. A restore continues in a generation newer than every
+  // request sent before it: the relaunched server's join started one.
+  std::function<std::int64_t()> generation;
+  // Chief: the directory its checkpoints are in (RUN_DIR/checkpoints).
+  std::string checkpoints;
+  // Longest wait for a relaunched server, or (not the chief) for the chief's restore.
+  std::chrono::milliseconds timeout{120000};
+
+  bool enabled() const { return static_cast<bool>(reconnect); }
+};
+
+}  // namespace trib::ps
