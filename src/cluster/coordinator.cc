@@ -17,6 +17,7 @@ using json = nlohmann::json;
 Coordinator::Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorOptions options)
     : transport_(std::move(transport)), options_(std::move(options)), registry_(options_.registry) {
   if (!registry_) registry_ = std::make_shared<MemoryRegistry>();
+  if (options_.max_workers < options_.workers) options_.max_workers = options_.workers;
   net::Handlers h;
   h.on_request = [this](net::Message m, const net::PeerIdentity& from) { return handle(std::move(m), from); };
   h.on_close = [this](const net::PeerIdentity& peer, std::string_view reason) { on_close(peer, reason); };
@@ -64,7 +65,7 @@ net::Message Coordinator::handle(net::Message request, const net::PeerIdentity& 
 }
 
 net::Message Coordinator::join(const std::string& role, int requested, const net::PeerIdentity& from) {
-  int limit = role == "ps" ? options_.ps : role == "worker" ? options_.workers : 0;
+  int limit = role == "ps" ? options_.ps : role == "worker" ? options_.max_workers : 0;
   TRIB_CHECK(limit > 0, InvalidArgument, "coordinator: role '{}' is not part of this job (ps: {}, workers: {})", role,
              options_.ps, options_.workers);
   // A member may ask for its index (the local launcher does, so that process "worker1" is
@@ -83,8 +84,8 @@ net::Message Coordinator::join(const std::string& role, int requested, const net
     } else {
       for (int i = 0; i < limit && index < 0; ++i)
         if (!taken.contains(i)) index = i;
-      TRIB_CHECK(index >= 0, InvalidArgument, "coordinator: the job already has its {} {} role(s); {} was refused",
-                 limit, role, from.to_string());
+      TRIB_CHECK(index >= 0, InvalidArgument, "coordinator: the job already has its {} {} role(s){}; {} was refused",
+                 limit, role, role == "worker" ? " (cluster.max_workers)" : "", from.to_string());
     }
     const std::string name = fmt::format("{}/{}", role, index);
     std::unique_ptr<Registration> registration;
@@ -107,7 +108,8 @@ net::Message Coordinator::join(const std::string& role, int requested, const net
     publish_locked();
   }
   json reply = {{"index", index},          {"job", options_.job_yaml}, {"run_dir", options_.run_dir}, {"resume", options_.resume},
-                {"ps", options_.ps},       {"workers", options_.workers}, {"incarnation", incarnation},
+                {"ps", options_.ps},       {"workers", options_.workers}, {"max_workers", options_.max_workers},
+                {"incarnation", incarnation},
                 {"roster", roster_to_json(roster())}};
   net::Message m;
   m.body = reply.dump();
@@ -179,6 +181,9 @@ void Coordinator::leave(const std::string& role, int index, const std::string& f
   }
   if (role == "worker") {
     --workers_left_;
+    // A worker that left a job that goes on without it (SIGTERM, `trib scale`) frees its
+    // index for a joiner; the chief's never is (it ends the run).
+    if (options_.workers_may_be_lost && index != 0) taken_[role].erase(index);
     cv_.notify_all();
   }
 }

@@ -70,6 +70,7 @@ Member::Member(std::shared_ptr<net::Transport> transport, const std::string& coo
   m_.index = r.at("index").get<int>();
   m_.ps = r.at("ps").get<int>();
   m_.workers = r.at("workers").get<int>();
+  m_.max_workers = r.value("max_workers", m_.workers);
   m_.job_yaml = r.at("job").get<std::string>();
   m_.run_dir = r.at("run_dir").get<std::string>();
   m_.resume = r.value("resume", false);

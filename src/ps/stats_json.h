@@ -21,6 +21,10 @@ inline constexpr const char* kDroppedNonFinite = "dropped_nonfinite";
 inline constexpr const char* kSkippedRounds = "skipped_rounds";
 inline constexpr const char* kWorkersLost = "workers_lost";
 inline constexpr const char* kWorkersReadmitted = "workers_readmitted";
+inline constexpr const char* kWorkersJoined = "workers_joined";
+inline constexpr const char* kDataApplied = "data_applied";
+inline constexpr const char* kDataTotal = "data_total";
+inline constexpr const char* kDataReturned = "data_returned";
 inline constexpr const char* kWorkersTraining = "workers_training";
 inline constexpr const char* kWorkersAway = "workers_away";
 
