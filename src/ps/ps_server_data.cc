@@ -1,6 +1,8 @@
 // PsServer's part in `data.assignment: dynamic` (src/ps/chunk_dispenser.h): server 0 hands
 // out chunks of the data on `claim`, follows each worker's progress through the data cursor
 // of its applied pushes, and takes back what a departed worker left unread.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "ps/chunk_dispenser.h"

@@ -1,6 +1,7 @@
 #include "trib/train/chunked_batch_source.h"
 
 #include <numeric>
+#include <span>
 #include <thread>
 
 #include <nlohmann/json.hpp>

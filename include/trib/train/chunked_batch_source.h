@@ -11,10 +11,12 @@
 // batches are all read.
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 

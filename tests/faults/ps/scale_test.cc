@@ -65,6 +65,27 @@ TEST(PsElastic, SigtermToAWorkerMakesItLeaveAtAStepBoundaryAndTheJobGoesOn) {
   fs::remove_all(out);
 }
 
+// Lost for good (no relaunch): the unread part of its chunk, from the cursor of its last
+// applied push, is read by the others.
+TEST(PsElastic, AKilledWorkersUnreadDataIsReadByTheOthers) {
+  fs::path out = testing::fresh_path("elastic", "killed");
+  bool killed = false;
+  TribRun r = run_trib(job(out, {"cluster.workers=3", "cluster.max_restarts=0"}), std::chrono::seconds(240),
+                       [&](const std::string& line, Trib& p) {
+                         if (killed || !line.starts_with("[worker2] step ")) return;
+                         p.pump();
+                         const int pid = child_pid(p.output(), "worker2");
+                         ASSERT_GT(pid, 0) << p.output();
+                         ::kill(pid, SIGKILL);
+                         killed = true;
+                       });
+  ASSERT_TRUE(killed) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("it was evicted, and the job goes on without it"), std::string::npos) << r.output;
+  expect_every_batch_applied_once(r.output);
+  fs::remove_all(out);
+}
+
 TEST(PsElastic, TribScaleGrowsAndShrinksARunningLocalJob) {
   fs::path out = testing::fresh_path("elastic", "scale");
   int phase = 0;
