@@ -100,6 +100,17 @@ TEST(ChunkDispenser, WaitsWhileAnotherWorkerHoldsAChunkThatMayComeBack) {
   EXPECT_EQ(d.applied_batches(), 4);
 }
 
+// Workers that step together (sync, bounded, averaging) never wait for another's chunk: the
+// holder's round would wait for them in turn.
+TEST(ChunkDispenser, WorkersThatMayNotWaitAreToldTheDataIsExhausted) {
+  const ChunkPlan plan{4, 4, 4};
+  ChunkDispenser d;
+  std::vector<Chunk> got;
+  ASSERT_EQ(d.grant(0, plan, 1, got, /*may_wait=*/false), ChunkDispenser::Answer::granted);
+  got.clear();
+  EXPECT_EQ(d.grant(1, plan, 1, got, /*may_wait=*/false), ChunkDispenser::Answer::exhausted);
+}
+
 TEST(ChunkDispenser, IgnoresProgressOnChunksAWorkerDoesNotHold) {
   const ChunkPlan plan{8, 4, 8};
   ChunkDispenser d;
