@@ -10,13 +10,18 @@
 namespace trib::ps {
 
 ChunkDispenser::Answer ChunkDispenser::grant(int worker, const ChunkPlan& plan, int want, std::vector<Chunk>& out,
-                                             bool may_wait) {
+                                             bool may_wait, std::int64_t first_batch) {
   TRIB_CHECK(plan.batches_per_epoch > 0 && plan.chunk_batches > 0 && plan.total_batches >= 0, InvalidArgument,
              "data claim from worker {}: {} batches an epoch, {} a chunk, {} in all", worker, plan.batches_per_epoch,
              plan.chunk_batches, plan.total_batches);
   if (!planned_) {
     plan_ = plan;
     planned_ = true;
+    // A resumed run: what came before its checkpoint counts as read, from a chunk boundary.
+    first_batch = std::clamp<std::int64_t>(first_batch, 0, plan_.total_batches);
+    next_epoch_ = first_batch / plan_.batches_per_epoch;
+    next_index_ = first_batch % plan_.batches_per_epoch / plan_.chunk_batches;
+    granted_fresh_ = applied_ = next_epoch_ * plan_.batches_per_epoch + next_index_ * plan_.chunk_batches;
   }
   TRIB_CHECK(plan == plan_, InvalidArgument,
              "data claim from worker {}: it plans {} batches an epoch, {} a chunk, {} in all, but the job's first "

@@ -42,7 +42,10 @@ class ChunkDispenser {
   // `exhausted` when every batch of the job is read or being read by another worker.
   // Workers that step together (sync, averaging, bounded) may not wait: the holder's round
   // or clock would wait for the waiting worker in turn.
-  Answer grant(int worker, const ChunkPlan& plan, int want, std::vector<Chunk>& out, bool may_wait = true);
+  // The first claim fixes the plan; the data then starts at the chunk holding batch
+  // `first_batch` of the job (a resumed run: its checkpoint's step times the workers).
+  Answer grant(int worker, const ChunkPlan& plan, int want, std::vector<Chunk>& out, bool may_wait = true,
+               std::int64_t first_batch = 0);
   // `worker`'s applied push says it has read chunk (epoch, index) up to batch `next`.
   // Ignored for chunks it does not hold (an old process's, a released one).
   void progress(int worker, std::int64_t epoch, std::int64_t index, std::int64_t next);

@@ -32,7 +32,10 @@ net::Message PsServer::claim(const proto::Body& body) {
   ChunkDispenser::Answer answer;
   {
     std::lock_guard lock(mu_);
-    answer = dispenser_->grant(worker, plan, want, chunks, o_.mode == Mode::async);
+    // A resumed run's data starts where its checkpoint's step puts it: exact when every
+    // worker steps together (sync), close under async (workers' steps differ).
+    const int present = o_.present_workers < 0 ? o_.workers : o_.present_workers;
+    answer = dispenser_->grant(worker, plan, want, chunks, o_.mode == Mode::async, start_step_ * present);
   }
   nlohmann::json list = nlohmann::json::array();
   for (const Chunk& c : chunks) list.push_back({c.epoch, c.index, c.begin, c.end});

@@ -111,6 +111,18 @@ TEST(ChunkDispenser, WorkersThatMayNotWaitAreToldTheDataIsExhausted) {
   EXPECT_EQ(d.grant(1, plan, 1, got, /*may_wait=*/false), ChunkDispenser::Answer::exhausted);
 }
 
+TEST(ChunkDispenser, AResumedRunStartsAtTheChunkItsCheckpointReached) {
+  const ChunkPlan plan{10, 4, 30};
+  ChunkDispenser d;
+  std::vector<Chunk> got;
+  ASSERT_EQ(d.grant(0, plan, 1, got, true, /*first_batch=*/15), ChunkDispenser::Answer::granted);
+  EXPECT_EQ(got[0], (Chunk{1, 1, 4, 8})) << "batch 15 is epoch 1's sixth, in its chunk 1";
+  EXPECT_EQ(d.applied_batches(), 14) << "what came before counts as read";
+  got.clear();
+  d.grant(1, plan, 5, got, true, /*first_batch=*/0);
+  EXPECT_EQ(got.front(), (Chunk{1, 2, 8, 10})) << "only the first claim places the start";
+}
+
 TEST(ChunkDispenser, IgnoresProgressOnChunksAWorkerDoesNotHold) {
   const ChunkPlan plan{8, 4, 8};
   ChunkDispenser d;
