@@ -13,10 +13,11 @@
 namespace trib::testing {
 namespace {
 
-// Two workers of up to three, 2,000 examples read 60 times over in chunks handed out by server 0.
+// Two workers of up to three, 2,000 examples read 200 times over (long enough for a process to
+// start while the others train) in chunks handed out by server 0.
 std::string elastic_job() {
   std::string job = tiny_job("cluster: {ps: 1, workers: 2, max_workers: 3}\n");
-  job = std::regex_replace(job, std::regex("training: \\{steps: 40,"), "training: {epochs: 60,");
+  job = std::regex_replace(job, std::regex("training: \\{steps: 40,"), "training: {epochs: 200, eval_every: 1000000,");
   return std::regex_replace(job, std::regex("  train_subset: 2000\n"), "  train_subset: 2000\n  assignment: dynamic\n");
 }
 
@@ -63,9 +64,9 @@ TEST(PsJoin, AWorkerJoiningMidRunStartsFromTheServersValuesAndTrainsItsShare) {
   ASSERT_FALSE(rate.empty()) << joiner.output();
   EXPECT_GT(std::stoi(rate), 0) << "the joiner took steps\n" << joiner.output();
   EXPECT_NE(w0.output().find(", 1 joined"), std::string::npos) << w0.output();
-  // 60 epochs of 62 batches: every one applied once, whoever read it.
-  EXPECT_NE(w0.output().find("data: 3720 of 3720 batches applied"), std::string::npos) << w0.output();
-  EXPECT_NE(w0.output().find("3720 updates"), std::string::npos) << "one update per batch\n" << w0.output();
+  // 200 epochs of 62 batches: every one applied once, whoever read it.
+  EXPECT_NE(w0.output().find("data: 12400 of 12400 batches applied"), std::string::npos) << w0.output();
+  EXPECT_NE(w0.output().find("12400 updates"), std::string::npos) << "one update per batch\n" << w0.output();
 }
 
 TEST(PsJoin, AWorkerBeyondMaxWorkersIsRefusedWithOneLine) {

@@ -2,6 +2,7 @@
 // other than the chief makes it leave at a step boundary and exit 0 while the job goes on,
 // and `trib scale RUN_DIR --workers N` grows and shrinks a running local job. With
 // data.assignment: dynamic every batch of the job is applied once, whoever read it.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -19,11 +20,13 @@ using testing::TribRun;
 
 const std::string kPs = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml";
 
-// 12,000 examples of 128 a batch: 93 batches an epoch, 4 epochs: 372 batches in all.
-std::vector<std::string> job(const fs::path& out, std::vector<std::string> sets) {
+// By default 12,000 examples of 128 a batch: 93 batches an epoch, 4 epochs: 372 batches in all.
+std::vector<std::string> job(const fs::path& out, std::vector<std::string> sets, int examples = 12000,
+                             int epochs = 4) {
   std::vector<std::string> a = {"train", kPs, "--output", out.string()};
-  sets.insert(sets.end(), {"threads.intra=1", "training.train_metrics=false", "data.train_subset=12000",
-                           "data.test_subset=1000", "training.epochs=4", "data.assignment=dynamic"});
+  sets.insert(sets.end(), {"threads.intra=1", "training.train_metrics=false",
+                           "data.train_subset=" + std::to_string(examples), "data.test_subset=1000",
+                           "training.epochs=" + std::to_string(epochs), "data.assignment=dynamic"});
   for (const std::string& s : sets) {
     a.push_back("--set");
     a.push_back(s);
@@ -36,9 +39,9 @@ int child_pid(const std::string& output, const std::string& name) {
   return std::regex_search(output, m, std::regex(name + " \\(pid ([0-9]+)\\)")) ? std::stoi(m[1]) : -1;
 }
 
-void expect_every_batch_applied_once(const std::string& output) {
-  EXPECT_NE(output.find("data: 372 of 372 batches applied"), std::string::npos) << output;
-  EXPECT_NE(output.find(" 372 updates"), std::string::npos) << "one update per batch\n" << output;
+void expect_every_batch_applied_once(const std::string& output, int batches = 372) {
+  EXPECT_NE(output.find(fmt::format("data: {} of {} batches applied", batches, batches)), std::string::npos) << output;
+  EXPECT_NE(output.find(fmt::format(" {} updates", batches)), std::string::npos) << "one update per batch\n" << output;
 }
 
 TEST(PsElastic, SigtermToAWorkerMakesItLeaveAtAStepBoundaryAndTheJobGoesOn) {
@@ -62,6 +65,29 @@ TEST(PsElastic, SigtermToAWorkerMakesItLeaveAtAStepBoundaryAndTheJobGoesOn) {
   EXPECT_NE(r.output.find("done: test accuracy"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("every process finished"), std::string::npos) << r.output;
   expect_every_batch_applied_once(r.output);
+  fs::remove_all(out);
+}
+
+// Sync rounds go on with the others; near the end a worker with nothing left to read finishes
+// rather than wait for another's chunk (whose round would wait for it in turn).
+TEST(PsElastic, ASyncWorkerLeavesOnSigtermAndTheRoundsGoOnWithTheOthers) {
+  fs::path out = testing::fresh_path("elastic", "sigterm_sync");
+  bool sent = false;
+  TribRun r = run_trib(job(out, {"cluster.workers=3", "strategy.mode=sync"}), std::chrono::seconds(240),
+                       [&](const std::string& line, Trib& p) {
+                         if (sent || !line.starts_with("[worker2] step ")) return;
+                         p.pump();
+                         const int pid = child_pid(p.output(), "worker2");
+                         ASSERT_GT(pid, 0) << p.output();
+                         ::kill(pid, SIGTERM);
+                         sent = true;
+                       });
+  ASSERT_TRUE(sent) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("\\[worker2\\] step [0-9]+: SIGTERM: worker 2 leaves the job")))
+      << r.output;
+  EXPECT_NE(r.output.find("data: 372 of 372 batches applied"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("done: test accuracy"), std::string::npos) << r.output;
   fs::remove_all(out);
 }
 
@@ -95,7 +121,9 @@ TEST(PsElastic, TribScaleGrowsAndShrinksARunningLocalJob) {
     scale = std::make_unique<Trib>("scale", std::vector<std::string>{"scale", out.string(), "--workers",
                                                                      std::to_string(n)});
   };
-  TribRun r = run_trib(job(out, {"cluster.workers=2", "cluster.max_workers=3"}), std::chrono::seconds(240),
+  // 30,000 examples, 234 batches an epoch, 6 epochs: 1,404 batches, long enough for a process
+  // to start while the others train (the request goes out as soon as the chief has begun).
+  TribRun r = run_trib(job(out, {"cluster.workers=2", "cluster.max_workers=3"}, 30000, 6), std::chrono::seconds(300),
                        [&](const std::string& line, Trib&) {
                          if (scale && scale->exited()) {
                            scale_output += scale->output();
@@ -103,7 +131,7 @@ TEST(PsElastic, TribScaleGrowsAndShrinksARunningLocalJob) {
                            scale.reset();
                          }
                          if (scale) return;
-                         if (phase == 0 && line.starts_with("[worker0] step ")) {
+                         if (phase == 0 && line.starts_with("[worker0] run directory: ")) {
                            start_scale(3);
                            phase = 1;
                          } else if (phase == 1 && line.starts_with("[worker2] step ")) {
@@ -120,7 +148,7 @@ TEST(PsElastic, TribScaleGrowsAndShrinksARunningLocalJob) {
   EXPECT_TRUE(std::regex_search(r.output, std::regex("SIGTERM to worker2 \\(pid [0-9]+\\): it leaves")) ) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("SIGTERM to worker1 \\(pid [0-9]+\\): it leaves"))) << r.output;
   EXPECT_NE(r.output.find("every process finished"), std::string::npos) << r.output;
-  expect_every_batch_applied_once(r.output);
+  expect_every_batch_applied_once(r.output, 1404);
   fs::remove_all(out);
 }
 
