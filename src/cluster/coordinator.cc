@@ -175,15 +175,17 @@ void Coordinator::leave(const std::string& role, int index, const std::string& f
   store_.set(fmt::format("left/{}/{}", role, index), "1");
   std::lock_guard lock(mu_);
   auto it = members_.find(from);
-  if (it != members_.end() && it->second.role == role && it->second.index == index) {
+  const bool holder = it != members_.end() && it->second.role == role && it->second.index == index;
+  if (holder) {
     members_.erase(it);  // its registration leaves: a new generation
     publish_locked();
   }
   if (role == "worker") {
     --workers_left_;
     // A worker that left a job that goes on without it (SIGTERM, `trib scale`) frees its
-    // index for a joiner; the chief's never is (it ends the run).
-    if (options_.workers_may_be_lost && index != 0) taken_[role].erase(index);
+    // index for a joiner; the chief's never is (it ends the run). Only the index's current
+    // holder frees it: an evicted process's late leave must not free its successor's.
+    if (holder && options_.workers_may_be_lost && index != 0) taken_[role].erase(index);
     cv_.notify_all();
   }
 }

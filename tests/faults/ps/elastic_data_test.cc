@@ -126,6 +126,30 @@ TEST(ElasticData, AWorkerThatStopsEarlyLeavesItsChunkToTheOthers) {
   EXPECT_EQ(*again, (Chunk{c->epoch, c->index, c->begin + 1, c->end}));
 }
 
+// A joiner in sync mode: the round open when it arrives closes without it; it is counted
+// from the next one, and starts at the current round with the current values.
+TEST(ElasticData, ASyncJoinerIsCountedFromTheNextRound) {
+  ElasticServer s(Mode::sync);
+  auto push = [&](int w, std::int64_t step) { s.send(w, Request(proto::Type::push, w, step), Tensor::full(Shape{4}, 1.0f)); };
+  auto ready = [&](int w, std::int64_t step) {
+    return (proto::decode(s.send(w, Request(proto::Type::pull, w, step)).body).header.flags & proto::kFlagReady) != 0;
+  };
+  push(0, 0);
+  push(1, 0);
+  net::Message read = s.send(3, Request(proto::Type::pull, 3, -1));  // worker 3 joins mid-round
+  EXPECT_EQ(proto::decode(read.body).header.step, 0) << "it starts at the current round";
+  EXPECT_FALSE(ready(0, 1));
+  push(2, 0);
+  EXPECT_TRUE(ready(0, 1)) << "round 0 closed with the three workers it was open for";
+  push(0, 1);
+  push(1, 1);
+  push(2, 1);
+  EXPECT_FALSE(ready(0, 2)) << "round 1 waits for the joiner";
+  push(3, 1);
+  EXPECT_TRUE(ready(0, 2));
+  EXPECT_EQ(s.server.stats().workers_joined, 1u);
+}
+
 TEST(ElasticData, AServerNotToldToHandOutDataRefusesClaims) {
   PsServerOptions o{0, 2, Mode::async, 1, 0, ElasticServer::vars(),
                     place(ElasticServer::vars(), 1, PlacementStrategy::greedy, 1 << 20), make_optimizer({.name = "sgd"})};

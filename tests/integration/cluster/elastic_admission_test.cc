@@ -66,6 +66,22 @@ TEST_F(ElasticAdmission, ALeavingWorkerFreesItsIndexButTheChiefsIsNeverReused) {
   EXPECT_THROW(join("worker"), InvalidArgument) << "0, 1 and 2 are held";
 }
 
+// An evicted process that says it leaves after its index was taken again must not free the
+// new holder's index.
+TEST_F(ElasticAdmission, AnEvictedProcesssLateLeaveDoesNotFreeItsSuccessorsIndex) {
+  start(3);
+  auto w0 = join("worker", 0);
+  auto old = join("worker", 1);
+  ASSERT_TRUE(coordinator_->member_lost("worker", 1, "was stopped (SIGSTOP)"));
+  auto successor = join("worker", 1);
+  try {
+    old->leave();
+  } catch (const Error&) {
+    // Its connection may be gone already: then nothing reached the coordinator.
+  }
+  EXPECT_EQ(join("worker")->membership().index, 2) << "index 1 is still the successor's";
+}
+
 TEST_F(ElasticAdmission, WithoutMaxWorkersTheJobAdmitsItsWorkersOnly) {
   start(0);
   auto w0 = join("worker", 0);
