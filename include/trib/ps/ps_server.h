@@ -12,7 +12,11 @@
 // the others and the next ones expect one fewer, bounded staleness skips it. A relaunched
 // worker (same index, new connection) is re-admitted: its plain read answers the step it
 // resumes at (sync: the current round; async and bounded: one past its last push), and it
-// counts again from the next round.
+// counts again from the next round. Indices beyond the job's starting workers (up to
+// cluster.max_workers) are vacant until a joiner takes one, which is then treated the same way.
+// With `dispense_data` (data.assignment: dynamic, server 0) the server also hands out the
+// training data in chunks and takes back what a departed worker left unread
+// (src/ps/chunk_dispenser.h, src/ps/ps_server_data.cc).
 // Non-finite gradients arrive as flagged pushes without values: a sync round holding one
 // applies nothing (every worker of the round is told, and takes the step again); async and
 // bounded servers drop it and count it.
