@@ -115,6 +115,12 @@ void Member::subscribe(std::function<void(const RosterView&)> on_change) {
 
 Member::~Member() {
   if (conn_) conn_->close();
+  // The connection's handlers (a roster push, often the one announcing this member's own
+  // leave) run on its executor and touch this object: drop the store's and this reference
+  // now, so that the connection's destructor waits for a handler in flight while the rest of
+  // this object is still alive (members are destroyed after this body, conn_ last of all).
+  store_.reset();
+  conn_.reset();
 }
 
 void Member::leave() {

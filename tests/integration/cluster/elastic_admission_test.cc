@@ -82,6 +82,23 @@ TEST_F(ElasticAdmission, AnEvictedProcesssLateLeaveDoesNotFreeItsSuccessorsIndex
   EXPECT_EQ(join("worker")->membership().index, 2) << "index 1 is still the successor's";
 }
 
+// A worker that leaves is destroyed at once, while the coordinator pushes the roster of its
+// own leave (and of others' comings and goings) to it: the push's handler must not outlive
+// the Member (it did: a heap corruption in a worker leaving on SIGTERM).
+TEST_F(ElasticAdmission, AMemberDestroyedRightAfterLeavingIsNotTouchedByALatePush) {
+  start(3);
+  auto w0 = join("worker", 0);
+  for (int i = 0; i < 30; ++i) {
+    auto w = join("worker");
+    auto other = join("worker");
+    w->leave();
+    other->leave();
+    w.reset();
+    other.reset();
+  }
+  EXPECT_EQ(join("worker")->membership().index, 1) << "every index that left is free again";
+}
+
 TEST_F(ElasticAdmission, WithoutMaxWorkersTheJobAdmitsItsWorkersOnly) {
   start(0);
   auto w0 = join("worker", 0);
