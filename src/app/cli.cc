@@ -101,6 +101,13 @@ int run_cli(int argc, char** argv) {
   CLI::App* inspect_cmd = app.add_subcommand("inspect", "List a checkpoint's tensors and manifest");
   inspect_cmd->add_option("path", inspect_path, "ckpt-<step> directory or run directory")->required();
 
+  ScaleArgs scale;
+  CLI::App* scale_cmd = app.add_subcommand("scale", "Change the worker count of a running local parameter-server job");
+  scale_cmd->add_option("run_dir", scale.run_dir, "the job's run directory (trib train --output)")->required();
+  scale_cmd->add_option("--workers", scale.workers, "workers to run from now on")->required()->check(CLI::Range(1, 256));
+  scale_cmd->add_option("--timeout", scale.timeout_s, "seconds to wait for the job's launcher to take the request")
+      ->check(CLI::Range(1, 3600));
+
   BrokerArgs broker;
   CLI::App* broker_cmd =
       app.add_subcommand("broker", "Run the built-in Kafka broker alone; prints bootstrap=HOST:PORT");
@@ -165,6 +172,7 @@ int run_cli(int argc, char** argv) {
     if (*train_cmd) return run_train(train, log);
     if (*eval_cmd) return run_eval(eval);
     if (*inspect_cmd) return run_inspect(inspect_path);
+    if (*scale_cmd) return run_scale(scale, log);
     // A role's SIGTERM (preemption) asks the job to checkpoint and stop (app/cluster_stop.h).
     if (*ps_cmd || *worker_cmd || *node_cmd) {
       TerminationSignal terminate;

@@ -22,6 +22,7 @@
 #include "trib/net/host_port.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
+#include "trib/ps/data_claim.h"
 #include "trib/ps/ps_server.h"
 #include "trib/strategy/make_strategy.h"
 
@@ -204,7 +205,13 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   std::unique_ptr<cluster::Member> member = join("ps", args, log);
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
-  ps::PsServer server(strategy::ps_server_options(job, m.index, m.workers));
+  // Per-worker state for every index the job may admit (cluster.max_workers); the ones beyond
+  // its starting workers are waited for once a worker joins with one.
+  ps::PsServerOptions server_options = strategy::ps_server_options(job, m.index, m.max_workers);
+  server_options.present_workers = m.workers;
+  server_options.dispense_data = m.index == 0 && job.strategy.name == config::StrategyName::ps &&
+                                 !job.data.stream() && job.data.assignment == "dynamic";
+  ps::PsServer server(std::move(server_options));
   server.set_log([](const std::string& line) {
     fmt::print("{}\n", line);
     std::fflush(stdout);
@@ -262,6 +269,11 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
   std::unique_ptr<cluster::Member> member = join("worker", args, log);
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
+  // A fixed equal shard per starting worker leaves none for a joiner.
+  TRIB_CHECK(m.index < m.workers || (!job.data.stream() && job.data.assignment == "dynamic"), InvalidArgument,
+             "worker {} joined beyond cluster.workers ({}): the job's data is split into that many fixed shards "
+             "(data.assignment: shards), none for it; joiners need data.assignment: dynamic (a file job)",
+             m.index, m.workers);
 
   train::TrainerOptions o;
   o.job = job;
@@ -291,6 +303,12 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
       // relaunched meanwhile listens at a new one).
       links.servers.push_back(links.ps_recovery.reconnect(p, std::chrono::seconds(job.cluster.join_timeout_s)));
     }
+    // data.assignment: dynamic: server 0 hands out the data (chunked_batch_source.h).
+    if (job.data.assignment == "dynamic" && !job.data.stream() && !links.servers.empty())
+      o.distribution.claim_data = [server0 = links.servers[0], index = m.index,
+                                   generation = m.incarnation](const std::string& request) {
+        return ps::claim_data(*server0, index, generation, request);
+      };
   } else if (job.strategy.name == config::StrategyName::allreduce) {
     // Every worker listens, publishes its address, and the group forms once all are known; a
     // lost worker's survivors re-form it (app/allreduce_membership.h).
@@ -314,10 +332,14 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
   };
   std::optional<ClusterStop> stop;
   if (args.terminate != nullptr) {
-    stop.emplace(ClusterStopOptions{&member->store(), args.terminate, m.index,
-                                    job.strategy.name == config::StrategyName::allreduce,
-                                    std::chrono::milliseconds(100),
-                                    [&member] { return member->connected(); }, &member->store_if_connected()});
+    ClusterStopOptions so{&member->store(), args.terminate, m.index,
+                          job.strategy.name == config::StrategyName::allreduce};
+    so.reachable = [&member] { return member->connected(); };
+    so.poll_store = &member->store_if_connected();
+    // A parameter-server job goes on without a worker other than the chief: SIGTERM to one
+    // is its own leave (scaling down), not the job's stop.
+    so.leaves_alone = job.strategy.name == config::StrategyName::ps && m.index != 0;
+    stop.emplace(so);
     o.stop = &*stop;
   }
   train_job(o);

@@ -38,7 +38,7 @@ void ClusterStop::watch() {
   while (!closing_) {
     lock.unlock();
     try {
-      if (o_.signal->received() && !raised_) {
+      if (o_.signal->received() && !raised_ && !o_.leaves_alone) {
         o_.store->set(kStopKey, fmt::format("worker {}: SIGTERM", o_.worker_index));
         raised_ = true;
       }
@@ -59,6 +59,10 @@ void ClusterStop::watch() {
 
 bool ClusterStop::stop_at(std::int64_t step) {
   std::unique_lock lock(mu_);
+  if (o_.leaves_alone && o_.signal->received()) {
+    leaving_ = true;
+    return true;
+  }
   if (stop_step_) return step >= *stop_step_;
   if (chief()) {
     if (!asked_by_ && !o_.signal->received()) return false;
@@ -89,6 +93,9 @@ bool ClusterStop::stop_at(std::int64_t step) {
 
 std::string ClusterStop::reason() const {
   std::lock_guard lock(mu_);
+  if (leaving_)
+    return fmt::format("SIGTERM: worker {} leaves the job, which goes on without it (its data goes to the others)",
+                       o_.worker_index);
   return fmt::format("the job stops (asked by {}, preemption)", asked_by_.value_or("the coordinator"));
 }
 

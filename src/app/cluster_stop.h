@@ -2,8 +2,9 @@
 // agrees on, with a checkpoint, and every process exits 0. Any role that gets SIGTERM (a
 // worker, a parameter server, the launcher) raises it through the coordinator's store
 // (cluster/job_stop.h); the chief then picks the step (kStopStepKey) and every worker stops there.
-// This is the one place that policy lives (another policy, "a lone worker's SIGTERM means it
-// leaves the job", would change only this file).
+// This is the one place that policy lives. One exception: a worker other than the chief of a
+// parameter-server job (`leaves_alone`) takes SIGTERM as its own leave: it stops at its next
+// step boundary, its data returns to the others, and the job goes on without it.
 #pragma once
 
 #include <atomic>
@@ -33,6 +34,9 @@ struct ClusterStopOptions {
   // would wait in a collective for the ones gone: they read the agreed step at every boundary.
   // Others (parameter servers) read it in the background and stop at their next boundary.
   bool lockstep = false;
+  // SIGTERM to this worker makes it leave the job alone (a non-chief parameter-server
+  // worker: the others go on without it); the job's own stop still applies to it.
+  bool leaves_alone = false;
   std::chrono::milliseconds poll{100};
   // Whether the store answers now; while it does not (the coordinator is away), lockstep
   // workers go on with the step the watcher last read instead of waiting at every boundary.
@@ -62,6 +66,7 @@ class ClusterStop final : public train::StopRequest {
   std::optional<std::string> asked_by_;   // kStopKey's value once seen
   std::optional<std::int64_t> stop_step_;  // kStopStepKey's, once known
   bool raised_ = false;                    // this process's SIGTERM is in the store
+  bool leaving_ = false;                   // leaves_alone: SIGTERM came, it stops alone
   std::thread watcher_;
 };
 

@@ -26,6 +26,15 @@ int run_eval(const EvalArgs& args);
 
 int run_inspect(const std::string& path);
 
+// `trib scale RUN_DIR --workers N`: asks the launcher of the local job running in RUN_DIR
+// to grow or shrink it to N workers (scale_command.cc).
+struct ScaleArgs {
+  std::string run_dir;
+  int workers = 0;
+  int timeout_s = 15;  // how long to wait for the launcher to take the request
+};
+int run_scale(const ScaleArgs& args, const Log& log);
+
 struct CoordinatorArgs {
   std::string config;
   std::string listen;

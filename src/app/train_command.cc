@@ -94,6 +94,9 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.resume = o.resume;
   lc.ps = o.job.cluster.ps;
   lc.workers = o.job.cluster.workers;
+  // Joiners beyond cluster.workers (trib scale) need data that goes to whoever is present.
+  if (o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream() && o.job.data.assignment == "dynamic")
+    lc.max_workers = o.job.cluster.max_workers_or_default();
   lc.net = net_options(o.job);
   lc.live = terminal;
   lc.log_level = log.level();
@@ -145,6 +148,10 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                .resume = !args.resume.empty(),
                                                .ps = job.cluster.ps,
                                                .workers = job.cluster.workers,
+                                               // Joiners beyond cluster.workers: parameter-server jobs only.
+                                               .max_workers = job.strategy.name == config::StrategyName::ps
+                                                                  ? job.cluster.max_workers_or_default()
+                                                                  : job.cluster.workers,
                                                .workers_may_be_lost = job.strategy.name != config::StrategyName::local,
                                                .registry = cluster::make_registry(job.cluster.store, job.name),
                                                .journal = (std::filesystem::path(run_dir) /

@@ -18,6 +18,7 @@ using json = nlohmann::json;
 Coordinator::Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorOptions options)
     : transport_(std::move(transport)), options_(std::move(options)), registry_(options_.registry) {
   if (!registry_) registry_ = std::make_shared<MemoryRegistry>();
+  if (options_.max_workers < options_.workers) options_.max_workers = options_.workers;
   net::Handlers h;
   h.on_request = [this](net::Message m, const net::PeerIdentity& from) { return handle(std::move(m), from); };
   h.on_close = [this](const net::PeerIdentity& peer, std::string_view reason) { on_close(peer, reason); };
@@ -75,7 +76,7 @@ net::Message Coordinator::handle(net::Message request, const net::PeerIdentity& 
 }
 
 net::Message Coordinator::join(const std::string& role, int requested, const net::PeerIdentity& from) {
-  int limit = role == "ps" ? options_.ps : role == "worker" ? options_.workers : 0;
+  int limit = role == "ps" ? options_.ps : role == "worker" ? options_.max_workers : 0;
   TRIB_CHECK(limit > 0, InvalidArgument, "coordinator: role '{}' is not part of this job (ps: {}, workers: {})", role,
              options_.ps, options_.workers);
   // A member may ask for its index (the local launcher does, so that process "worker1" is
@@ -94,8 +95,8 @@ net::Message Coordinator::join(const std::string& role, int requested, const net
     } else {
       for (int i = 0; i < limit && index < 0; ++i)
         if (!taken.contains(i)) index = i;
-      TRIB_CHECK(index >= 0, InvalidArgument, "coordinator: the job already has its {} {} role(s); {} was refused",
-                 limit, role, from.to_string());
+      TRIB_CHECK(index >= 0, InvalidArgument, "coordinator: the job already has its {} {} role(s){}; {} was refused",
+                 limit, role, role == "worker" ? " (cluster.max_workers)" : "", from.to_string());
     }
     const std::string name = fmt::format("{}/{}", role, index);
     std::unique_ptr<Registration> registration;
@@ -122,7 +123,8 @@ net::Message Coordinator::join(const std::string& role, int requested, const net
 
 net::Message Coordinator::join_reply(int index, std::int64_t incarnation) {
   json reply = {{"index", index},          {"job", options_.job_yaml}, {"run_dir", options_.run_dir}, {"resume", options_.resume},
-                {"ps", options_.ps},       {"workers", options_.workers}, {"incarnation", incarnation},
+                {"ps", options_.ps},       {"workers", options_.workers}, {"max_workers", options_.max_workers},
+                {"incarnation", incarnation},
                 {"roster", roster_to_json(roster())}};
   net::Message m;
   m.body = reply.dump();
@@ -192,12 +194,17 @@ void Coordinator::leave(const std::string& role, int index, const std::string& f
   const bool first = store_.try_get(key).value_or("") != "1";
   store_.set(key, "1");
   auto it = members_.find(from);
-  if (it != members_.end() && it->second.role == role && it->second.index == index) {
+  const bool holder = it != members_.end() && it->second.role == role && it->second.index == index;
+  if (holder) {
     members_.erase(it);  // its registration leaves: a new generation
     publish_locked();
   }
   if (role == "worker" && first) {
     --workers_left_;
+    // A worker that left a job that goes on without it (SIGTERM, `trib scale`) frees its
+    // index for a joiner; the chief's never is (it ends the run). Only the index's current
+    // holder frees it: an evicted process's late leave must not free its successor's.
+    if (holder && options_.workers_may_be_lost && index != 0) taken_[role].erase(index);
     cv_.notify_all();
   }
   journal_locked();

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -13,6 +14,7 @@
 
 #include "cluster/child_process.h"
 #include "cluster/progress_board.h"
+#include "cluster/scale_request.h"
 #include "trib/cluster/coordinator.h"
 #include "trib/core/log.h"
 #include "trib/cluster/make_registry.h"
@@ -106,6 +108,14 @@ class Supervisor {
     return out;
   }
 
+  // Children whose name starts with `prefix` and that are still running.
+  std::vector<ChildProcess*> running(const std::string& prefix) const {
+    std::vector<ChildProcess*> out;
+    for (const auto& c : children_)
+      if (c->name().starts_with(prefix) && !c->exited()) out.push_back(c.get());
+    return out;
+  }
+
   bool all_exited(const std::string& prefix) const {
     for (const auto& c : children_)
       if (c->name().starts_with(prefix) && !c->exited()) return false;
@@ -160,6 +170,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
                                       .resume = o.resume,
                                       .ps = o.ps,
                                       .workers = o.workers,
+                                      .max_workers = o.max_workers,
                                       .workers_may_be_lost = o.workers_may_be_lost,
                                       .servers_may_be_lost = o.relaunch_servers,
                                       .registry = make_registry(o.store, o.job_name)});
@@ -202,7 +213,53 @@ int run_local_cluster(const LocalClusterOptions& o) {
     return coordinator.member_lost("worker", std::stoi(c.name().substr(6)), c.describe_exit());
   };
   std::optional<Clock::time_point> stop_by;  // after SIGTERM: when the grace period ends
+  // `trib scale RUN_DIR --workers N` (cluster/scale_request.h): joiners take the lowest free
+  // indices; the highest are sent SIGTERM, which a parameter-server worker takes as its leave.
+  std::set<const ChildProcess*> leaving;
+  auto scale_to = [&](int n) {
+    const int limit = std::max(o.workers, o.max_workers);
+    if (n < 1 || n > limit) {
+      board.print(fmt::format("local cluster: cannot scale to {} worker(s): expected 1..{} (cluster.max_workers)", n,
+                              limit));
+      return;
+    }
+    std::vector<ChildProcess*> staying;
+    std::set<int> held;
+    for (ChildProcess* c : sup.running("worker")) {
+      held.insert(std::stoi(c->name().substr(6)));
+      if (!leaving.contains(c)) staying.push_back(c);
+    }
+    board.print(fmt::format("local cluster: scaling from {} to {} worker(s)", staying.size(), n));
+    for (int i = 0; static_cast<int>(staying.size()) < n && i < limit; ++i) {
+      if (held.contains(i)) continue;
+      auto c = std::make_unique<ChildProcess>(fmt::format("worker{}", i), argv("worker", i), env);
+      board.print(fmt::format("local cluster: worker{} joins (pid {})", i, c->pid()));
+      staying.push_back(c.get());
+      sup.add(std::move(c));
+    }
+    std::sort(staying.begin(), staying.end(), [](const ChildProcess* a, const ChildProcess* b) {
+      return std::stoi(a->name().substr(6)) > std::stoi(b->name().substr(6));
+    });
+    int excess = static_cast<int>(staying.size()) - n;
+    for (ChildProcess* c : staying) {
+      if (excess <= 0) break;
+      if (c->name() == "worker0") continue;  // the chief ends the run: never scaled away
+      --excess;
+      c->signal(SIGTERM);
+      leaving.insert(c);
+      board.print(fmt::format("local cluster: SIGTERM to {} (pid {}): it leaves at its next step", c->name(), c->pid()));
+    }
+  };
+  auto next_scale_check = Clock::now();
   for (;;) {
+    if (!o.run_dir.empty() && o.workers_may_be_lost && Clock::now() >= next_scale_check) {
+      next_scale_check = Clock::now() + std::chrono::milliseconds(200);
+      try {
+        if (std::optional<int> n = take_scale_request(o.run_dir)) scale_to(*n);
+      } catch (const Error& e) {
+        board.print(fmt::format("local cluster: {}", e.what()));
+      }
+    }
     std::vector<ChildProcess*> lost;
     ChildProcess* failed = sup.pump(evicted, lost);
     for (ChildProcess* c : lost) {

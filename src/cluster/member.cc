@@ -49,6 +49,7 @@ Member::Member(std::shared_ptr<net::Transport> transport, const std::string& coo
   m_.index = r.at("index").get<int>();
   m_.ps = r.at("ps").get<int>();
   m_.workers = r.at("workers").get<int>();
+  m_.max_workers = r.value("max_workers", m_.workers);
   m_.job_yaml = r.at("job").get<std::string>();
   m_.run_dir = r.at("run_dir").get<std::string>();
   m_.resume = r.value("resume", false);
@@ -276,6 +277,19 @@ Member::~Member() {
   cv_.notify_all();
   if (reconnector_.joinable()) reconnector_.join();
   if (conn) conn->close();
+  // The connection's handlers (a roster push, often the one announcing this member's own
+  // leave) run on its executor and touch this object: drop the stores' and this reference
+  // now, so that the connection's destructor waits for a handler in flight while the rest of
+  // this object is still alive (members are destroyed after this body, conn_ last of all).
+  conn.reset();
+  store_.reset();
+  store_now_.reset();
+  std::shared_ptr<net::Connection> last;
+  {
+    std::lock_guard lock(mu_);
+    last = std::move(conn_);
+  }
+  last.reset();  // outside mu_: a handler in flight that the destructor waits for may take it
 }
 
 void Member::leave() {

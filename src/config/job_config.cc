@@ -113,6 +113,9 @@ DataConfig read_data(ConfigReader r) {
   d.scale = r.get<float>("scale", d.format == "idx" ? 1.0f / 255.0f : 1.0f);
   d.shuffle = r.get<bool>("shuffle", true);
   d.prefetch = r.get<int>("prefetch", 2);
+  d.assignment = r.get<std::string>("assignment", d.assignment);
+  TRIB_CHECK(d.assignment == "shards" || d.assignment == "dynamic", InvalidArgument,
+             "config {}: {} is '{}', expected shards or dynamic", r.file(), r.where("assignment"), d.assignment);
   d.train_subset = r.get<std::int64_t>("train_subset", 0);
   d.test_subset = r.get<std::int64_t>("test_subset", 0);
   TRIB_CHECK(d.prefetch >= 0 && d.train_subset >= 0 && d.test_subset >= 0, InvalidArgument,
@@ -247,6 +250,7 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
   c.peer_timeout_ms = r.get<int>("peer_timeout_ms", c.peer_timeout_ms);
   c.join_timeout_s = r.get<int>("join_timeout_s", c.join_timeout_s);
   c.max_restarts = r.get<int>("max_restarts", c.max_restarts);
+  c.max_workers = r.get<int>("max_workers", c.max_workers);
   c.preemption_grace_s = r.get<int>("preemption_grace_s", c.preemption_grace_s);
   c.coordinator_timeout_s = r.get<int>("coordinator_timeout_s", c.coordinator_timeout_s);
   c.store = r.get<std::string>("store", c.store);
@@ -261,6 +265,9 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
              c.workers);
   TRIB_CHECK(c.heartbeat_ms > 0 && c.peer_timeout_ms > c.heartbeat_ms && c.join_timeout_s > 0, InvalidArgument,
              "config {}: cluster.peer_timeout_ms must exceed heartbeat_ms, both positive", r.file());
+  TRIB_CHECK(c.max_workers == 0 || (c.max_workers >= c.workers && c.max_workers <= 256), InvalidArgument,
+             "config {}: {} is {}, expected {}..256 (at least cluster.workers)", r.file(), r.where("max_workers"),
+             c.max_workers, c.workers);
   TRIB_CHECK(c.max_restarts >= 0 && c.max_restarts <= 1000, InvalidArgument,
              "config {}: {} is {}, expected 0..1000", r.file(), r.where("max_restarts"), c.max_restarts);
   TRIB_CHECK(c.preemption_grace_s > 0, InvalidArgument, "config {}: cluster.preemption_grace_s must be at least 1, got {}",

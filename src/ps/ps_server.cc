@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ps/chunk_dispenser.h"
 #include "ps/push_layout.h"
 #include "ps/ps_wire.h"
 #include "ps/slice_io.h"
@@ -47,12 +48,15 @@ PsServer::PsServer(PsServerOptions options) : o_(std::move(options)) {
   accumulator_ = Tensor::zeros(DType::f32, Shape{flat_elements_});
   clocks_.assign(o_.workers, 0);
   floor_.assign(o_.workers, 0);
-  roster_ = std::make_unique<WorkerRoster>(o_.workers);
+  const int present = o_.present_workers < 0 ? o_.workers : std::min(o_.present_workers, o_.workers);
+  roster_ = std::make_unique<WorkerRoster>(present, o_.workers);
   skip_notice_.assign(o_.workers, false);
   contributed_.assign(o_.workers, false);
   rejoined_.assign(o_.workers, false);
+  joiner_.assign(o_.workers, false);
   cursors_.assign(o_.workers, std::string());
   pool_ = std::make_shared<PoolAllocator>();
+  if (o_.dispense_data) dispenser_ = std::make_unique<ChunkDispenser>();
 }
 
 PsServer::~PsServer() = default;
@@ -66,6 +70,7 @@ void PsServer::connection_closed(const net::PeerIdentity& peer) {
 void PsServer::lose_locked(int worker) {
   if (!roster_->lose(worker)) return;  // done already (a clean exit closes its connection too)
   stats_.workers_lost++;
+  release_data_locked(worker);
   contributed_[worker] = false;
   // The round in progress may have waited only for this worker.
   if (contributions_ > 0) complete_round(round_step_, last_lr_);
@@ -76,7 +81,9 @@ void PsServer::note_worker(int worker, proto::Type type, const net::PeerIdentity
   check_worker(worker, type);
   std::lock_guard lock(mu_);
   const bool round_open = contributions_ > 0;
-  if (roster_->note(worker, from.address, round_open) == WorkerRoster::Seen::readmitted) readmitted_locked(worker);
+  const WorkerRoster::Seen seen = roster_->note(worker, from.address, round_open);
+  if (seen == WorkerRoster::Seen::readmitted || seen == WorkerRoster::Seen::joined)
+    readmitted_locked(worker, seen == WorkerRoster::Seen::joined);
 }
 
 std::int64_t PsServer::resume_step(int worker) const {
@@ -126,7 +133,8 @@ net::Message PsServer::handle(net::Message m, const net::PeerIdentity& from) {
 
 net::Message PsServer::dispatch(const net::Message& m, const proto::Body& body, const net::PeerIdentity& from) {
   const proto::Type type = body.type();
-  if (type == proto::Type::pull || type == proto::Type::push || type == proto::Type::done)
+  if (type == proto::Type::pull || type == proto::Type::push || type == proto::Type::done ||
+      type == proto::Type::claim)
     note_worker(body.header.worker, type, from);
   switch (type) {
     case proto::Type::init: return init(m, body);
@@ -135,6 +143,7 @@ net::Message PsServer::dispatch(const net::Message& m, const proto::Body& body, 
     case proto::Type::push: return push(m, body);
     case proto::Type::save: return save(body.text);
     case proto::Type::done: return done(body.header.worker);
+    case proto::Type::claim: return claim(body);
     case proto::Type::stats: {
       proto::Body r = proto::make_body(proto::Type::stats);
       r.text = stats_to_json(stats());
@@ -146,7 +155,9 @@ net::Message PsServer::dispatch(const net::Message& m, const proto::Body& body, 
 
 void PsServer::check_generation(const proto::Header& h) {
   const auto type = static_cast<proto::Type>(h.type);
-  if (type != proto::Type::push && type != proto::Type::pull && type != proto::Type::done) return;
+  if (type != proto::Type::push && type != proto::Type::pull && type != proto::Type::done &&
+      type != proto::Type::claim)
+    return;
   if (h.worker < 0 || h.worker >= o_.workers) return;  // check_worker names it after decoding
   std::int64_t floor;
   {
@@ -176,14 +187,17 @@ void PsServer::worker_joined(int worker, std::int64_t incarnation) {
   if (incarnation <= floor_[worker]) return;
   floor_[worker] = incarnation;
   if (!roster_->lost(worker)) return;
-  roster_->readmit(worker, contributions_ > 0);
-  readmitted_locked(worker);
+  const bool joined = roster_->readmit(worker, contributions_ > 0);
+  readmitted_locked(worker, joined);
 }
 
-void PsServer::readmitted_locked(int worker) {
-  stats_.workers_readmitted++;
+void PsServer::readmitted_locked(int worker, bool joined) {
+  if (joined) stats_.workers_joined++;
+  else stats_.workers_readmitted++;
+  release_data_locked(worker);  // an earlier holder's unread chunks
   skip_notice_[worker] = false;
   rejoined_[worker] = true;
+  joiner_[worker] = joined;
   // Bounded staleness: a returning worker starts no further back than the slowest of the
   // others, so it holds nobody back while it catches up.
   if (o_.mode == Mode::bounded) {
@@ -316,6 +330,7 @@ net::Message PsServer::done(int worker) {
   std::lock_guard lock(mu_);
   roster_->finish(worker);
   contributed_[worker] = false;
+  release_data_locked(worker);  // a worker that stops early (SIGTERM) leaves its chunk to others
   // The round in progress may have waited only for this worker.
   if (contributions_ > 0) complete_round(round_step_, last_lr_);
   changed_.notify_all();
@@ -394,8 +409,8 @@ net::Message PsServer::pull(const proto::Body& body) {
     rejoined_[worker] = false;
     // The relaunched worker logs the checksum of what it got; the two lines must agree.
     if (log_)
-      log_(fmt::format("ps {}: worker {} rejoined at step {}; values crc32c {:08x} (version {})", o_.index, worker,
-                         r.header.step, values_crc32c(snapshot), version_));
+      log_(fmt::format("ps {}: worker {} {} at step {}; values crc32c {:08x} (version {})", o_.index, worker,
+                       joiner_[worker] ? "joined" : "rejoined", r.header.step, values_crc32c(snapshot), version_));
   }
   return reply(std::move(r), std::move(snapshot));
 }
@@ -421,6 +436,7 @@ net::Message PsServer::push(const net::Message& m, const proto::Body& body) {
     case Mode::bounded:
       apply_gradients(m.tensor, layout, body.ids, lr, h.version_seen);
       if (!body.text.empty()) cursors_[h.worker] = body.text;
+      note_data_progress_locked(h.worker, body.text);
       break;
     case Mode::sync:
     case Mode::averaging: {
@@ -437,6 +453,7 @@ net::Message PsServer::push(const net::Message& m, const proto::Body& body) {
       ++contributions_;
       contributed_[h.worker] = true;
       if (!body.text.empty()) cursors_[h.worker] = body.text;
+      note_data_progress_locked(h.worker, body.text);
       last_lr_ = lr;
       round_step_ = h.step;
       complete_round(h.step, lr);
@@ -537,7 +554,12 @@ PsStats PsServer::stats() const {
   PsStats s = stats_;
   for (int w = 0; w < o_.workers; ++w) {
     s.workers_training += roster_->active(w);
-    s.workers_away += roster_->lost(w) && !roster_->done(w);
+    s.workers_away += roster_->away(w);
+  }
+  if (dispenser_) {
+    s.data_applied = dispenser_->applied_batches();
+    s.data_total = dispenser_->total_batches();
+    s.data_returned = dispenser_->returned_batches();
   }
   return s;
 }

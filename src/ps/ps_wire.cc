@@ -51,6 +51,7 @@ std::string_view type_name(Type type) {
     case Type::save: return "save";
     case Type::stats: return "stats";
     case Type::done: return "done";
+    case Type::claim: return "claim";
   }
   return "unknown";
 }

@@ -31,8 +31,9 @@ enum class Type : std::uint8_t {
   save = 5,     // chief -> ps: your state for a checkpoint, one tensor per reply (text: JSON)
   stats = 6,    // chief -> ps: counters for the end-of-run report (reply text: JSON)
   done = 7,     // worker -> ps: it has taken its last step; wait for it no more
+  claim = 8,    // worker -> ps 0 (data.assignment: dynamic): chunks of the data to read (text: JSON)
 };
-inline constexpr std::uint8_t kMaxType = 7;
+inline constexpr std::uint8_t kMaxType = 8;
 std::string_view type_name(Type type);
 
 enum Flags : std::uint16_t {

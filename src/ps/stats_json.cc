@@ -16,6 +16,8 @@ std::string stats_to_json(const PsStats& s) {
               {k::kMaxClockGap, s.max_clock_gap}, {k::kStaleness, s.staleness},
               {k::kDroppedNonFinite, s.dropped_nonfinite}, {k::kSkippedRounds, s.skipped_rounds},
               {k::kWorkersLost, s.workers_lost}, {k::kWorkersReadmitted, s.workers_readmitted},
+              {k::kWorkersJoined, s.workers_joined},
+              {k::kDataApplied, s.data_applied}, {k::kDataTotal, s.data_total}, {k::kDataReturned, s.data_returned},
               {k::kWorkersTraining, s.workers_training}, {k::kWorkersAway, s.workers_away},
               {k::kRollbacks, s.rollbacks}, {k::kRolledBackRequests, s.rolled_back_requests}}
       .dump();
@@ -39,6 +41,10 @@ PsStats stats_from_json(const std::string& text, const std::string& source) {
     s.skipped_rounds = j.at(k::kSkippedRounds).get<std::uint64_t>();
     s.workers_lost = j.at(k::kWorkersLost).get<std::uint64_t>();
     s.workers_readmitted = j.at(k::kWorkersReadmitted).get<std::uint64_t>();
+    s.workers_joined = j.value(k::kWorkersJoined, std::uint64_t{0});
+    s.data_applied = j.value(k::kDataApplied, std::int64_t{0});
+    s.data_total = j.value(k::kDataTotal, std::int64_t{0});
+    s.data_returned = j.value(k::kDataReturned, std::int64_t{0});
     s.workers_training = j.at(k::kWorkersTraining).get<std::uint64_t>();
     s.workers_away = j.at(k::kWorkersAway).get<std::uint64_t>();
     s.rollbacks = j.at(k::kRollbacks).get<std::uint64_t>();

@@ -225,7 +225,9 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
   }
   const std::int64_t resume = read.step;
   if (!read.cursor.empty()) resume_cursor_ = std::move(read.cursor);
-  if (o_.log && resume > 0) {
+  // A relaunched worker (resuming past step 0) or a joiner (an index beyond the job's
+  // starting workers) says what it starts from; the servers log the same checksum.
+  if (o_.log && (resume > 0 || o_.worker_index >= o_.workers)) {
     std::string sums;
     for (int p = 0; p < o_.placement.num_ps; ++p)
       sums += fmt::format("{}ps {} crc32c {:08x}", p == 0 ? "" : ", ", p, values_crc32c(pack_values(p, vars)));
@@ -428,6 +430,10 @@ void PsUpdate::finish_once() {
                          s.rolled_back_requests);
     if (s.workers_lost > 0)
       out += fmt::format(", {} worker(s) lost, {} re-admitted", s.workers_lost, s.workers_readmitted);
+    if (s.workers_joined > 0) out += fmt::format(", {} joined", s.workers_joined);
+    if (s.data_total > 0)
+      out += fmt::format("; data: {} of {} batches applied, {} handed back by departed workers", s.data_applied,
+                         s.data_total, s.data_returned);
     if (o_.mode == Mode::async || o_.mode == Mode::bounded)
       out += fmt::format("; staleness histogram (0, 1, ..., 14, 15+ updates) {}", nlohmann::json(s.staleness).dump());
     if (o_.mode == Mode::bounded) out += fmt::format("; max clock gap {}", s.max_clock_gap);

@@ -4,8 +4,11 @@
 
 namespace trib::ps {
 
-WorkerRoster::WorkerRoster(int workers)
-    : done_(workers, false), lost_(workers, false), pending_(workers, false), address_(workers) {}
+WorkerRoster::WorkerRoster(int present, int capacity)
+    : done_(capacity, false), lost_(capacity, false), pending_(capacity, false), vacant_(capacity, false),
+      address_(capacity) {
+  for (int w = present; w < capacity; ++w) lost_[w] = vacant_[w] = true;  // nobody waits for them
+}
 
 WorkerRoster::Seen WorkerRoster::note(int worker, const std::string& address, bool round_open) {
   std::string& current = address_[worker];
@@ -22,7 +25,9 @@ WorkerRoster::Seen WorkerRoster::note(int worker, const std::string& address, bo
   lost_[worker] = false;
   done_[worker] = false;
   pending_[worker] = round_open;
-  return Seen::readmitted;
+  const bool joined = vacant_[worker];
+  vacant_[worker] = false;
+  return joined ? Seen::joined : Seen::readmitted;
 }
 
 int WorkerRoster::worker_at(const std::string& address) const {
@@ -38,11 +43,14 @@ bool WorkerRoster::lose(int worker) {
   return was_active;
 }
 
-void WorkerRoster::readmit(int worker, bool round_open) {
+bool WorkerRoster::readmit(int worker, bool round_open) {
+  const bool joined = vacant_[worker];
+  vacant_[worker] = false;
   lost_[worker] = false;
   done_[worker] = false;
   pending_[worker] = round_open;
   address_[worker].clear();
+  return joined;
 }
 
 void WorkerRoster::close_round() { pending_.assign(pending_.size(), false); }

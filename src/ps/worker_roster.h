@@ -2,7 +2,9 @@
 // last step (done) or its connection closes (lost). A lost worker that comes back (the same
 // index on a new connection, as a relaunched process does) is re-admitted; during an open
 // sync or averaging round it is pending, so that round closes without it and the next
-// rounds count it again. Not thread-safe: the server calls it under its own lock.
+// rounds count it again. Indices from `present` up to `capacity` (cluster.max_workers) start
+// vacant: nobody waits for them until a worker joins with one (counted from the next round,
+// like a re-admitted one). Not thread-safe: the server calls it under its own lock.
 #pragma once
 
 #include <string>
@@ -12,9 +14,12 @@ namespace trib::ps {
 
 class WorkerRoster {
  public:
-  explicit WorkerRoster(int workers);
+  // `present` workers at the start, of `capacity` indices.
+  explicit WorkerRoster(int present, int capacity);
+  explicit WorkerRoster(int workers) : WorkerRoster(workers, workers) {}
 
-  enum class Seen { known, first, readmitted };
+  // readmitted: a lost index taken back; joined: a vacant index taken for the first time.
+  enum class Seen { known, first, readmitted, joined };
   // A request from `worker` on the connection at `address`. A worker on a new connection
   // is re-admitted (its old connection is gone, or going); `round_open` makes it pending.
   // Throws InvalidArgument for a worker declared lost that still uses its old connection.
@@ -26,12 +31,17 @@ class WorkerRoster {
   void finish(int worker) { done_[worker] = true; }
   // A lost worker taken back by the membership (a newer holder of the index): counted again,
   // from the next round when `round_open`; its next request may come on any connection.
-  void readmit(int worker, bool round_open);
+  // Returns true when the index was vacant (a joiner), false when it was lost (a relaunch).
+  bool readmit(int worker, bool round_open);
   // A round closed: pending workers count from the next one.
   void close_round();
 
   bool done(int worker) const { return done_[worker]; }
   bool lost(int worker) const { return lost_[worker]; }
+  // Never held yet (an index beyond the job's starting workers).
+  bool vacant(int worker) const { return vacant_[worker]; }
+  // Lost and not back; vacant indices are not away.
+  bool away(int worker) const { return lost_[worker] && !done_[worker] && !vacant_[worker]; }
   // Still training: neither done nor lost (pending ones included).
   bool active(int worker) const { return !done_[worker] && !lost_[worker]; }
   // How many workers a round waits for: active and not pending.
@@ -39,7 +49,7 @@ class WorkerRoster {
   int size() const { return static_cast<int>(done_.size()); }
 
  private:
-  std::vector<bool> done_, lost_, pending_;
+  std::vector<bool> done_, lost_, pending_, vacant_;
   std::vector<std::string> address_;  // per worker: its current connection ("" before its first request)
 };
 

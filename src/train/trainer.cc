@@ -5,6 +5,7 @@
 
 #include "train/training_state.h"
 #include "trib/engine/context.h"
+#include "trib/train/chunked_batch_source.h"
 #include "trib/train/dataset_batch_source.h"
 #include "trib/train/datasets.h"
 #include "trib/train/evaluator.h"
@@ -16,6 +17,10 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// data.assignment: dynamic: batches per chunk. Small enough that a departed worker's chunk is
+// soon read by another, large enough that claims are few (one per 8 steps).
+constexpr std::int64_t kChunkBatches = 8;
 
 // A file job's reports: the test split (and up to 10k training examples) evaluated on the
 // chief, one metrics row per split; the run's summary at the end.
@@ -68,14 +73,31 @@ RunSummary train(const TrainerOptions& options) {
   TRIB_CHECK(!job.data.stream(), InvalidArgument,
              "config {}: a stream job (data.format: kafka) is trained by train_stream::train", job.source_file);
   Datasets data = load_datasets(job.data, job.model);
-  DatasetBatchSource source(data.train, job, options.distribution, options.log);
   LoopPlan plan;
-  plan.steps_per_epoch = source.steps_per_epoch();
-  plan.total_steps = tc.steps > 0 ? tc.steps : static_cast<std::int64_t>(std::ceil(tc.epochs * plan.steps_per_epoch));
+  std::unique_ptr<BatchSource> source;
+  const Distribution& dist = options.distribution;
+  if (job.data.assignment == "dynamic" && dist.claim_data) {
+    // Parameter server 0 hands out the data in chunks (chunked_batch_source.h): the job reads
+    // its epochs between the workers present, and ends when they are read.
+    const std::int64_t per_epoch = whole_batches(data.train->size(), job);
+    const int workers = std::max(1, dist.workers);
+    const std::int64_t total = tc.steps > 0 ? tc.steps * workers
+                                            : static_cast<std::int64_t>(std::ceil(tc.epochs * per_epoch));
+    ChunkedSourceOptions co{tc.batch, job.data.shuffle, tc.seed, kChunkBatches, total, dist.claim_data};
+    source = std::make_unique<ChunkedBatchSource>(data.train, co);
+    plan.steps_per_epoch = std::max<std::int64_t>(1, per_epoch / workers);
+    plan.total_steps = std::max<std::int64_t>(1, total / workers);
+    plan.source_ends_run = true;
+  } else {
+    auto shards = std::make_unique<DatasetBatchSource>(data.train, job, dist, options.log);
+    plan.steps_per_epoch = shards->steps_per_epoch();
+    plan.total_steps = tc.steps > 0 ? tc.steps : static_cast<std::int64_t>(std::ceil(tc.epochs * plan.steps_per_epoch));
+    source = std::move(shards);
+  }
   plan.report_every = tc.eval_every > 0 ? tc.eval_every : plan.steps_per_epoch;
   plan.checkpoint_every = tc.checkpoint_every > 0 ? tc.checkpoint_every : plan.report_every;
   EvaluationHooks hooks(data);
-  return run_training_loop(options, plan, source, hooks);
+  return run_training_loop(options, plan, *source, hooks);
 }
 
 void check_resumable(const fs::path& run_dir) {

@@ -65,7 +65,9 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
   TRIB_CHECK(plan.total_steps >= 0 && plan.steps_per_epoch >= 0 && plan.report_every > 0 && plan.checkpoint_every > 0,
              InvalidArgument, "training loop: {} steps, {} per epoch, report every {}, checkpoint every {}",
              plan.total_steps, plan.steps_per_epoch, plan.report_every, plan.checkpoint_every);
-  const std::int64_t total_steps = plan.total_steps > 0 ? plan.total_steps : std::numeric_limits<std::int64_t>::max();
+  const std::int64_t total_steps = plan.total_steps > 0 && !plan.source_ends_run
+                                        ? plan.total_steps
+                                        : std::numeric_limits<std::int64_t>::max();
   // Every setting as it runs; config.yaml gets exactly this.
   const config::JobConfig job = config::derive_settings(options.job, {dist.workers, plan.total_steps});
   const config::TrainingConfig& tc = job.training;

@@ -27,6 +27,10 @@ struct LoopPlan {
   std::int64_t steps_per_epoch = 0;  // 0: the source has no epochs
   std::int64_t report_every = 100;   // steps between hooks.on_report
   std::int64_t checkpoint_every = 100;
+  // The source decides when the run ends (data.assignment: dynamic: when the job's batches are
+  // all read, however many steps this worker took); total_steps is then what is expected,
+  // for progress and the schedule.
+  bool source_ends_run = false;
 };
 
 RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan, BatchSource& source,

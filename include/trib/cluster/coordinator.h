@@ -40,6 +40,10 @@ struct CoordinatorOptions {
   bool resume = false;    // continue the run in run_dir from its newest checkpoint
   int ps = 0;
   int workers = 1;
+  // Workers the job admits while it runs (cluster.max_workers; 0: `workers`). A member that
+  // joins without asking for an index takes the lowest free one below it, and starts in a
+  // new generation like every join; one beyond it is refused.
+  int max_workers = 0;
   // The strategy can go on without a lost worker (parameter servers: the others keep
   // training). Worker 0, the chief, is never optional: it initializes the servers, writes
   // checkpoints and the run's report. A lost parameter server ends the job, unless:

@@ -24,6 +24,7 @@ struct LocalClusterOptions {
   bool resume = false;
   int ps = 0;
   int workers = 1;
+  int max_workers = 0;  // CoordinatorOptions::max_workers
   // A lost worker (other than the chief) does not end the job: see CoordinatorOptions. Its
   // process's exit is then no failure either.
   bool workers_may_be_lost = false;

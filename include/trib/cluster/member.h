@@ -34,7 +34,8 @@ struct Membership {
   std::string role;
   int index = 0;
   int ps = 0;
-  int workers = 0;
+  int workers = 0;      // at the start (cluster.workers)
+  int max_workers = 0;  // admitted while the job runs (cluster.max_workers): indices below it
   std::string job_yaml;
   std::string run_dir;
   bool resume = false;

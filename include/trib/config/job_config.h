@@ -53,6 +53,11 @@ struct DataConfig {
   // order, batch k of an epoch being examples [k*b, (k+1)*b). Streams: the shuffle buffer.
   bool shuffle = true;
   int prefetch = 2;
+  // How a cluster's workers share the training split: "shards" (each worker its fixed equal
+  // shard) or "dynamic" (parameter server 0 hands out chunks of each epoch to the workers
+  // present, so a lost, leaving or joining worker changes who reads what; parameter-server
+  // jobs only: docs/fault_tolerance.md).
+  std::string assignment = "shards";
   std::int64_t train_subset = 0;  // use only the first N training examples (0: all)
   std::int64_t test_subset = 0;
   // format kafka: data.kafka, data.schema, data.generator (see stream_config.h).
@@ -94,6 +99,11 @@ struct ClusterConfig {
   bool enabled = false;
   int ps = 0;       // parameter servers
   int workers = 1;
+  // Workers a parameter-server job admits while it runs (`trib worker --join` without an
+  // index takes the next free one); at least `workers`. Parsing leaves it 0 when absent,
+  // which means `workers` (max_workers_or_default()).
+  int max_workers = 0;
+  int max_workers_or_default() const { return max_workers > 0 ? max_workers : workers; }
   // Where the coordinator listens (port 0: any free port, for a local cluster). With a spec,
   // spec.coordinator.
   std::string coordinator = "127.0.0.1:0";

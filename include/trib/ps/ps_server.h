@@ -12,7 +12,11 @@
 // the others and the next ones expect one fewer, bounded staleness skips it. A relaunched
 // worker (same index, new connection) is re-admitted: its plain read answers the step it
 // resumes at (sync: the current round; async and bounded: one past its last push), and it
-// counts again from the next round.
+// counts again from the next round. Indices beyond the job's starting workers (up to
+// cluster.max_workers) are vacant until a joiner takes one, which is then treated the same way.
+// With `dispense_data` (data.assignment: dynamic, server 0) the server also hands out the
+// training data in chunks and takes back what a departed worker left unread
+// (src/ps/chunk_dispenser.h, src/ps/ps_server_data.cc).
 // Non-finite gradients arrive as flagged pushes without values: a sync round holding one
 // applies nothing (every worker of the round is told, and takes the step again); async and
 // bounded servers drop it and count it.
@@ -51,6 +55,7 @@ enum class Type : std::uint8_t;
 }
 struct PushLayout;
 class WorkerRoster;
+class ChunkDispenser;
 
 enum class Mode { sync, async, bounded, averaging };
 Mode parse_mode(const std::string& name);
@@ -59,7 +64,7 @@ std::uint32_t values_crc32c(const Tensor& flat);
 
 struct PsServerOptions {
   int index = 0;
-  int workers = 1;
+  int workers = 1;  // indices the server keeps state for (cluster.max_workers)
   Mode mode = Mode::async;
   int staleness = 2;
   int backup_workers = 0;
@@ -68,6 +73,12 @@ struct PsServerOptions {
   // The update rule. The learning rate comes with each push: workers own the schedule
   // (they know the step and the run's length).
   std::shared_ptr<const Optimizer> optimizer;
+  // Workers present at the start (cluster.workers); those from here up to `workers` are
+  // joiners, waited for from their first request or join. -1: all of `workers`.
+  int present_workers = -1;
+  // data.assignment: dynamic, on server 0: hand out the training data in chunks to the
+  // workers present (src/ps/chunk_dispenser.h), and take back what a departed one left unread.
+  bool dispense_data = false;
 };
 
 struct PsStats {
@@ -82,9 +93,12 @@ struct PsStats {
   // Rollbacks (an init or restore of a newer generation), and worker requests answered
   // kFlagRolledBack: from before the last one, or to this server before it had any state.
   std::uint64_t rollbacks = 0, rolled_back_requests = 0;
-  std::uint64_t workers_lost = 0, workers_readmitted = 0;
+  std::uint64_t workers_lost = 0, workers_readmitted = 0, workers_joined = 0;
   // Now, not counters: workers still training (not done, not lost), and lost ones not back.
   std::uint64_t workers_training = 0, workers_away = 0;
+  // data.assignment: dynamic (server 0): batches of the job applied, in all, and handed back
+  // by departed workers for others to read
+  std::int64_t data_applied = 0, data_total = 0, data_returned = 0;
   std::int64_t max_clock_gap = 0;  // bounded: most steps a pull ran ahead of the slowest worker
   std::array<std::uint64_t, 16> staleness{};  // histogram of updates between pull and apply (last bin: 15+)
 };
@@ -125,6 +139,12 @@ class PsServer {
   net::Message push(const net::Message& m, const proto::Body& body);
   net::Message push_nonfinite(const net::Message& m, const proto::Body& body);
   net::Message save(const std::string& text);
+  // data.assignment: dynamic: a worker asks for chunks to read (src/ps/chunk_dispenser.h).
+  net::Message claim(const proto::Body& body);
+  // Under mu_: the chunk progress in `worker`'s data cursor, from a push being applied.
+  void note_data_progress_locked(int worker, const std::string& cursor);
+  // Under mu_: what `worker` held unread goes back to be read by others.
+  void release_data_locked(int worker);
   void apply_gradients(const Tensor& flat, const PushLayout& layout, const Tensor& ids, float lr,
                        std::int64_t pulled_version);
   void record_staleness(std::int64_t updates);
@@ -146,7 +166,8 @@ class PsServer {
   // Under mu_: stops waiting for `worker`; an open round may now be complete.
   void lose_locked(int worker);
   // Under mu_: `worker` was taken back (a new connection, or a newer holder in the roster).
-  void readmitted_locked(int worker);
+  // `joined`: the index was vacant (a worker beyond the job's starting ones).
+  void readmitted_locked(int worker, bool joined = false);
   // Under mu_: the step `worker` continues from after a plain read.
   std::int64_t resume_step(int worker) const;
   // sync / averaging: contributions that complete a round, from the workers still training
@@ -170,10 +191,12 @@ class PsServer {
   // Per worker: the oldest incarnation still accepted (the holder's, or past a lost one's).
   std::vector<std::int64_t> floor_;
   std::unique_ptr<WorkerRoster> roster_;  // who is still training
+  std::unique_ptr<ChunkDispenser> dispenser_;  // dispense_data
   std::vector<bool> skip_notice_;     // sync, per worker: the round it pushed to was skipped
   std::vector<bool> contributed_;     // sync, per worker: pushed to the open round
   std::vector<std::string> cursors_;  // per worker: the data cursor of its last applied push
   std::vector<bool> rejoined_;        // per worker: re-admitted, its plain read not answered yet
+  std::vector<bool> joiner_;          // per worker: that was its first admission (a joiner)
   bool round_nonfinite_ = false;      // sync: the open round holds a non-finite push
   Tensor values_;                     // every slice, flat, in placement order
   SlotStore slots_;

@@ -38,6 +38,10 @@ struct Distribution {
   // the other workers through it, and stream workers their Kafka offsets at every checkpoint.
   std::function<void(const std::string& key, const std::string& value)> publish;
   std::function<std::optional<std::string>(const std::string& key)> lookup;
+  // data.assignment: dynamic (parameter servers): sends a data claim (JSON) to parameter
+  // server 0 and returns its answer; the worker then reads the chunks it is given
+  // (chunked_batch_source.h). Empty: fixed shards.
+  std::function<std::string(const std::string& request)> claim_data;
 };
 
 }  // namespace trib::train

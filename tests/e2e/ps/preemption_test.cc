@@ -1,5 +1,5 @@
-// Preemption of a local cluster (issue 12): SIGTERM to the launcher, to one worker or to a
-// parameter server makes the job write a checkpoint at a step boundary and every process
+// Preemption of a local cluster (issue 12): SIGTERM to the launcher, to the chief or to a
+// parameter server (or to any worker of an allreduce job) makes the job write a checkpoint at a step boundary and every process
 // exit 0; `--resume` continues from that checkpoint's step.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -81,7 +81,9 @@ void preempt_and_resume(const std::string& name, const std::string& target, cons
 
 TEST(Preemption, SigtermToTheLauncherCheckpointsAndEveryProcessExitsZero) { preempt_and_resume("launcher", ""); }
 
-TEST(Preemption, SigtermToOneWorkerCheckpointsTheJob) { preempt_and_resume("worker", "worker1"); }
+// SIGTERM to the chief stops the job. (To another worker of a parameter-server job it is that
+// worker's own leave, and the job goes on: tests/faults/ps/scale_test.cc.)
+TEST(Preemption, SigtermToTheChiefCheckpointsTheJob) { preempt_and_resume("worker", "worker0"); }
 
 TEST(Preemption, SigtermToAParameterServerCheckpointsTheJob) { preempt_and_resume("ps", "ps0"); }
 
