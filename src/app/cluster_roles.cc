@@ -332,8 +332,11 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
   };
   std::optional<ClusterStop> stop;
   if (args.terminate != nullptr) {
-    ClusterStopOptions so{&member->store(), args.terminate, m.index,
-                          job.strategy.name == config::StrategyName::allreduce};
+    ClusterStopOptions so;
+    so.store = &member->store();
+    so.signal = args.terminate;
+    so.worker_index = m.index;
+    so.lockstep = job.strategy.name == config::StrategyName::allreduce;
     so.reachable = [&member] { return member->connected(); };
     so.poll_store = &member->store_if_connected();
     // A parameter-server job goes on without a worker other than the chief: SIGTERM to one
