@@ -89,7 +89,10 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
   p.images_per_s = n * static_cast<double>(c.batch) / p.step_s;
   p.efficiency = p.images_per_s / (n * static_cast<double>(c.batch) / compute);
   p.bound_images_per_s = n * static_cast<double>(c.batch) / std::max({compute, comm});
-  p.bottleneck = p.compute_s >= comm ? "compute" : p.server_link_s > p.worker_link_s ? "server_link" : "worker_link";
+  // The link whose exposed time costs more than a quarter of the compute names the limit.
+  p.bottleneck = comm - hidden <= 0.25 * p.compute_s         ? "compute"
+                 : p.server_link_s > p.worker_link_s ? "server_link"
+                                                     : "worker_link";
   return p;
 }
 

@@ -64,7 +64,9 @@ struct Prediction {
   double images_per_s = 0;    // all workers
   double efficiency = 0;      // over workers x one host alone
   double bound_images_per_s = 0;  // perfect overlap: workers x batch / max(compute, links)
-  std::string bottleneck;     // compute, worker_link or server_link: the largest term
+  // compute, or the link (worker_link, server_link) when its exposed time exceeds a quarter
+  // of the compute
+  std::string bottleneck;
 };
 
 // Throws InvalidArgument naming the field when the candidate or costs make no sense
