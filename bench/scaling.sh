@@ -5,7 +5,7 @@
 #
 #   bench/scaling.sh BUILD_DIR [--quick] [--workers 1,2,4,8] [--links 1,10] [--models cnn,mlp]
 #                    [--batches 64,256] [--strategies LIST] [--cpus 0.25] [--seconds 12]
-#                    [--no-peer] [--tsv FILE]
+#                    [--no-peer] [--tsv FILE] [--weight W]
 #
 # Every host gets F = min(--cpus, 1.5 / hosts) of a core (the hosts together stay under 1.5
 # of the machine's cores) and a link of F x L Gbit/s for L in --links: a point emulates
@@ -37,6 +37,7 @@ cpus=0.25
 seconds=12
 use_peer=1
 tsv=""
+weight=()  # trib-emulate --weight: priority over the machine's other processes
 while (($#)); do
   case $1 in
     --quick) workers_list=1,2; links=1; models=cnn; batches=64; strategies=allreduce,allreduce_bf16,ps1_async; seconds=10; shift ;;
@@ -49,6 +50,7 @@ while (($#)); do
     --seconds) seconds=$2; shift 2 ;;
     --no-peer) use_peer=0; shift ;;
     --tsv) tsv=$2; shift 2 ;;
+    --weight) weight=(--weight "$2"); shift 2 ;;
     *) echo "bench/scaling.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -188,7 +190,7 @@ for link in "${L[@]}"; do
     host_cpus=$(awk -v c="$cpus" -v h=$((workers + 2)) 'BEGIN { m = 1.5 / h; printf "%g", (c < m ? c : m) }')
     rate_mbit=$(calc "$host_cpus * $link * 1000")
     link_Bps=$(calc "$rate_mbit * 1e6 / 8")
-    "$emu" up --name $name --hosts $((workers + 2)) --cpus "$host_cpus" --rate "${rate_mbit}mbit" || exit 1
+    "$emu" up --name $name --hosts $((workers + 2)) --cpus "$host_cpus" --rate "${rate_mbit}mbit" "${weight[@]}" || exit 1
     for model in "${M[@]}"; do
       bytes=$(model_bytes "$model")
       for batch in "${B[@]}"; do
