@@ -15,7 +15,8 @@
 # lasts about --seconds of its bound's steps (at least 8 steps).
 # Strategies: ps1_async ps1_sync ps2_async ps2_sync allreduce allreduce_bf16.
 # --quick (`make bench`): the CNN at batch 64, 1 and 2 workers, 1 Gbit/s, allreduce,
-# allreduce_bf16 and ps1_async beside DDP; about 8 minutes on two cores.
+# allreduce_bf16 and ps1_async beside DDP; about 5 minutes on two cores. Then
+# bench/plan_check.sh prints the planner's prediction for every point (bench=plan lines).
 set -uo pipefail
 
 build=${1:?usage: bench/scaling.sh BUILD_DIR [options]}
@@ -65,6 +66,7 @@ name=scal
 work=$(mktemp -d /tmp/trib_scaling.XXXXXX)
 trap '"$emu" down --name $name >/dev/null 2>&1; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
+[[ -n $tsv ]] || tsv=$work/points.tsv
 secret=$work/secret
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$secret"
 chmod 600 "$secret"
@@ -179,7 +181,7 @@ strategy_args() {
   esac
 }
 
-[[ -n $tsv ]] && printf 'model\tstrategy\tworkers\tps\tlink_gbps\tbatch\tours\tbound\tpeer\tsingle\tcpus\trate_mbit\n' > "$tsv"
+printf 'model\tstrategy\tworkers\tps\tlink_gbps\tbatch\tours\tbound\tpeer\tsingle\tcpus\trate_mbit\n' > "$tsv"
 IFS=, read -r -a W <<< "$workers_list"
 IFS=, read -r -a L <<< "$links"
 IFS=, read -r -a M <<< "$models"
@@ -215,7 +217,7 @@ for link in "${L[@]}"; do
           printf 'bench=scaling model=%s strategy=%s%s compression=%s workers=%d ps=%d link_gbps=%s batch=%d ours_images_per_s=%.0f efficiency=%.2f bound_images_per_s=%.0f of_bound=%.2f peer=torch_ddp peer_images_per_s=%s ratio=%s single_host_images_per_s=%.0f cpus_per_host=%s\n' \
             "$model" "$sname" "$mode" "$comp" "$workers" "$servers" "$link" "$batch" "$ours" "$eff" "$b" \
             "$(calc "$ours / $b")" "$peer_rate" "$ratio" "$single" "$host_cpus"
-          [[ -n $tsv ]] && printf '%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$strat" "$workers" \
+          printf '%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$strat" "$workers" \
             "$servers" "$link" "$batch" "$ours" "$b" "$peer_rate" "$single" "$host_cpus" "$rate_mbit" >> "$tsv"
         done
       done
@@ -223,3 +225,5 @@ for link in "${L[@]}"; do
     "$emu" down --name $name
   done
 done
+# The planner against every point just measured (bench=plan lines).
+bash "$here/bench/plan_check.sh" "$build" "$tsv"
