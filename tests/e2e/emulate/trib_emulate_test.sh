@@ -17,6 +17,8 @@ out=$("$emu" up --name "$name" --hosts 0 2>&1) && fail "--hosts 0 was accepted"
 [[ $out == *"--hosts 0: expected 1..250"* ]] || fail "--hosts 0 said: $out"
 out=$("$emu" up --name "$name" --hosts 2 --rate fast 2>&1) && fail "--rate fast was accepted"
 [[ $out == *"--rate fast: expected a tc rate"* ]] || fail "--rate fast said: $out"
+out=$("$emu" up --name "$name" --hosts 2 --host-cpus 2=0.5 2>&1) && fail "--host-cpus 2=0.5 was accepted"
+[[ $out == *"--host-cpus 2=0.5: expected HOST=CORES with HOST in 0..1"* ]] || fail "--host-cpus 2=0.5 said: $out"
 out=$("$emu" up --name "$name" --hosts 2 --weight 0 2>&1) && fail "--weight 0 was accepted"
 [[ $out == *"--weight 0: expected 1..10000"* ]] || fail "--weight 0 said: $out"
 out=$("$emu" up --name "$name" --hosts 2 --period-us 10 2>&1) && fail "--period-us 10 was accepted"
@@ -26,7 +28,7 @@ out=$("$emu" up --name "$name" --hosts 2 --rate fast 2>&1) && fail "--rate fast 
 out=$("$emu" exec --name "$name" 0 -- true 2>&1) && fail "exec with no cluster up succeeded"
 [[ $out == *"no emulated cluster named $name is up"* ]] || fail "exec said: $out"
 
-"$emu" up --name "$name" --hosts 3 --cpus 0.3 --rate 100mbit || fail "up"
+"$emu" up --name "$name" --hosts 3 --cpus 0.3 --host-cpus 0=0.5 --rate 100mbit || fail "up"
 out=$("$emu" up --name "$name" --hosts 3 2>&1) && fail "a second up under the same name succeeded"
 [[ $("$emu" addr --name "$name" 2) == 10.77.0.3 ]] || fail "host 2's address"
 env_line=$("$emu" exec --name "$name" 1 -- sh -c 'echo $EMU_HOST $EMU_ADDR $EMU_HOSTS')
