@@ -3,7 +3,8 @@
 # else (progress, notes, errors) goes to stderr. Called by `make bench` as
 #   bash bench/run.sh BUILD_DIR
 # To add a benchmark: build it into BUILD_DIR/bin (bench/CMakeLists.txt) and add one line to
-# BENCHES below: the program's name, then its arguments. Each program runs its own peer
+# BENCHES below: the program's name, then its arguments; a script in bench/ is named
+# `script:NAME` and gets BUILD_DIR as its first argument. Each program runs its own peer
 # (iperf3, PyTorch, ...) in the same run, so that its ratios compare like with like.
 set -uo pipefail
 
@@ -17,15 +18,20 @@ BENCHES=(
   "sweep_bench"
   "chaos_allreduce_bench"
   "chaos_bench --seed 1"
+  "script:scaling.sh --quick"
 )
 
 build=${1:-build}
 bin="$build/bin"
+here=$(cd "$(dirname "$0")" && pwd)
 status=0
 for entry in "${BENCHES[@]}"; do
   read -r -a argv <<< "$entry"
   prog="$bin/${argv[0]}"
-  if [[ ! -x "$prog" ]]; then
+  if [[ ${argv[0]} == script:* ]]; then
+    prog="$here/${argv[0]#script:}"
+    argv=("${argv[0]}" "$build" "${argv[@]:1}")
+  elif [[ ! -x "$prog" ]]; then
     echo "bench/run.sh: $prog is not built; skipping" >&2
     continue
   fi

@@ -4,15 +4,19 @@
 # one bench=scaling line per point on stdout; progress on stderr. docs/scaling.md.
 #
 #   bench/scaling.sh BUILD_DIR [--quick] [--workers 1,2,4,8] [--links 1,10] [--models cnn,mlp]
-#                    [--batches 64,256] [--strategies LIST] [--cpus 0.25] [--steps-seconds 12]
-#                    [--no-peer] [--tsv FILE]
+#                    [--batches 64,256] [--strategies LIST] [--cpus 0.25] [--seconds 12]
+#                    [--no-peer] [--tsv FILE] [--weight W]
 #
-# Every host gets --cpus of a core and a link of --cpus x L Gbit/s for L in --links, so a
-# point emulates one-core machines on L Gbit/s links. Roles run in their own hosts: worker i
-# on host i, parameter server j on host workers + j, the coordinator beside worker 0.
+# Every host gets F = min(--cpus, 1.5 / hosts) of a core (the hosts together stay under 1.5
+# of the machine's cores) and a link of F x L Gbit/s for L in --links: a point emulates
+# one-core machines on L Gbit/s links, slowed down 1/F times (figures are as measured; divide
+# by cpus_per_host for the one-core machines'). Roles run in their own hosts: worker i on
+# host i, parameter server j on host workers + j, the coordinator beside worker 0. Each run
+# lasts about --seconds of its bound's steps (at least 8 steps).
 # Strategies: ps1_async ps1_sync ps2_async ps2_sync allreduce allreduce_bf16.
 # --quick (`make bench`): the CNN at batch 64, 1 and 2 workers, 1 Gbit/s, allreduce,
-# allreduce_bf16 and ps1_async beside DDP; about 8 minutes on two cores.
+# allreduce_bf16 and ps1_async beside DDP; about 5 minutes on two cores. Then
+# bench/plan_check.sh prints the planner's prediction for every point (bench=plan lines).
 set -uo pipefail
 
 build=${1:?usage: bench/scaling.sh BUILD_DIR [options]}
@@ -34,6 +38,7 @@ cpus=0.25
 seconds=12
 use_peer=1
 tsv=""
+weight=()  # trib-emulate --weight: priority over the machine's other processes
 while (($#)); do
   case $1 in
     --quick) workers_list=1,2; links=1; models=cnn; batches=64; strategies=allreduce,allreduce_bf16,ps1_async; seconds=10; shift ;;
@@ -43,9 +48,10 @@ while (($#)); do
     --batches) batches=$2; shift 2 ;;
     --strategies) strategies=$2; shift 2 ;;
     --cpus) cpus=$2; shift 2 ;;
-    --steps-seconds) seconds=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
     --no-peer) use_peer=0; shift ;;
     --tsv) tsv=$2; shift 2 ;;
+    --weight) weight=(--weight "$2"); shift 2 ;;
     *) echo "bench/scaling.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -60,6 +66,7 @@ name=scal
 work=$(mktemp -d /tmp/trib_scaling.XXXXXX)
 trap '"$emu" down --name $name >/dev/null 2>&1; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
+[[ -n $tsv ]] || tsv=$work/points.tsv
 secret=$work/secret
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$secret"
 chmod 600 "$secret"
@@ -73,7 +80,8 @@ job_args() {  # the example job made into the peer's model, trained with SGD, no
   local model=$1 batch=$2 steps=$3
   local cfg=$here/examples/fashion_$model.yaml
   echo "$cfg --set training.batch=$batch --set training.steps=$steps --set training.eval_every=100000"
-  echo " --set training.train_metrics=false --set data.test_subset=100 --set threads.intra=1 --set threads.inter=1"
+  echo " --set training.train_metrics=false --set data.test_subset=100 --set data.train_subset=$((batch * (steps + 2)))"
+  echo " --set threads.intra=1 --set threads.inter=1"
   echo " --set optimizer.name=sgd --set optimizer.lr=0.01 --set schedule.name=constant"
   [[ $model == mlp ]] && echo " --set model.layers.2.units=256"
 }
@@ -129,7 +137,20 @@ ddp() {
       --seconds "$seconds" --chunks 3 > "$work/ddp$i.log" 2>&1 &
     pids+=($!)
   done
-  for i in "${pids[@]}"; do wait "$i"; done
+  # Rank 0 sometimes hangs in destroy_process_group() after its result when the other ranks
+  # have gone: give it 15 s after the job's line, then end the ranks still running.
+  local deadline=""
+  while :; do
+    local alive=0
+    for i in "${pids[@]}"; do kill -0 "$i" 2>/dev/null && alive=1; done
+    ((alive)) || break
+    if [[ -z $deadline ]] && grep -q 'world=' "$work/ddp0.log" 2>/dev/null; then deadline=$((SECONDS + 15)); fi
+    if [[ -n $deadline ]] && ((SECONDS > deadline)); then
+      for i in "${pids[@]}"; do kill "$i" 2>/dev/null; done
+    fi
+    sleep 0.5
+  done
+  for i in "${pids[@]}"; do wait "$i" 2>/dev/null; done
   local rate
   rate=$(grep -ohE 'world=[0-9]+ .*images_per_s=[0-9.]+' "$work/ddp0.log" | grep -oE 'images_per_s=[0-9.]+$' | cut -d= -f2)
   if [[ -z $rate ]]; then log "torch DDP printed no result:"; tail -5 "$work"/ddp*.log >&2; rate=0; fi
@@ -160,22 +181,24 @@ strategy_args() {
   esac
 }
 
-[[ -n $tsv ]] && printf 'model\tstrategy\tworkers\tps\tlink_gbps\tbatch\tours\tbound\tpeer\tsingle\n' > "$tsv"
+printf 'model\tstrategy\tworkers\tps\tlink_gbps\tbatch\tours\tbound\tpeer\tsingle\tcpus\trate_mbit\n' > "$tsv"
 IFS=, read -r -a W <<< "$workers_list"
 IFS=, read -r -a L <<< "$links"
 IFS=, read -r -a M <<< "$models"
 IFS=, read -r -a B <<< "$batches"
 IFS=, read -r -a S <<< "$strategies"
 for link in "${L[@]}"; do
-  rate_mbit=$(calc "$cpus * $link * 1000")
-  link_Bps=$(calc "$rate_mbit * 1e6 / 8")
   for workers in "${W[@]}"; do
-    "$emu" up --name $name --hosts $((workers + 2)) --cpus "$cpus" --rate "${rate_mbit}mbit" || exit 1
+    host_cpus=$(awk -v c="$cpus" -v h=$((workers + 2)) 'BEGIN { m = 1.5 / h; printf "%g", (c < m ? c : m) }')
+    rate_mbit=$(calc "$host_cpus * $link * 1000")
+    link_Bps=$(calc "$rate_mbit * 1e6 / 8")
+    "$emu" up --name $name --hosts $((workers + 2)) --cpus "$host_cpus" --rate "${rate_mbit}mbit" "${weight[@]}" || exit 1
     for model in "${M[@]}"; do
       bytes=$(model_bytes "$model")
       for batch in "${B[@]}"; do
-        single=$(single_host "$model" "$batch" 30)
-        steps=$(calc "int($single / $batch * $seconds / 2) + 10")  # a few seconds of compute alone
+        # About --seconds / 2 of compute alone (one core: CNN ~1500 images/s, MLP ~60000).
+        single=$(single_host "$model" "$batch" \
+          "$(calc "int($seconds / 2 * $host_cpus * ($model == \"mlp\" ? 60000 : 1500) / $batch) + 10")")
         peer_rate=NA
         ((use_peer && workers >= 1)) && peer_rate=$(ddp "$model" "$batch" "$workers")
         for strat in "${S[@]}"; do
@@ -183,8 +206,9 @@ for link in "${L[@]}"; do
           ((servers > workers + 2)) && continue
           log "$model batch $batch, $workers worker(s), $servers server(s), $link Gbit/s-equivalent: $strat"
           # shellcheck disable=SC2046
-          ours=$(trib_cluster "$model" "$batch" "$steps" "$workers" "$servers" "$(strategy_args "$strat")")
           b=$(bound "$strat" "$workers" "$batch" "$single" "$bytes" "$link_Bps")
+          steps=$(calc "int($seconds * $b / $workers / $batch) + 8")
+          ours=$(trib_cluster "$model" "$batch" "$steps" "$workers" "$servers" "$(strategy_args "$strat")")
           eff=$(calc "$ours / ($workers * $single)")
           ratio=NA; [[ $peer_rate != NA && $peer_rate != 0 ]] && ratio=$(awk -v o="$ours" -v p="$peer_rate" 'BEGIN { printf "%.2f", o / p }')
           comp=none; [[ $strat == *bf16 ]] && comp=bf16
@@ -192,12 +216,14 @@ for link in "${L[@]}"; do
           [[ $strat == ps* ]] && { sname=ps; mode=" mode=${strat#ps?_}"; }
           printf 'bench=scaling model=%s strategy=%s%s compression=%s workers=%d ps=%d link_gbps=%s batch=%d ours_images_per_s=%.0f efficiency=%.2f bound_images_per_s=%.0f of_bound=%.2f peer=torch_ddp peer_images_per_s=%s ratio=%s single_host_images_per_s=%.0f cpus_per_host=%s\n' \
             "$model" "$sname" "$mode" "$comp" "$workers" "$servers" "$link" "$batch" "$ours" "$eff" "$b" \
-            "$(calc "$ours / $b")" "$peer_rate" "$ratio" "$single" "$cpus"
-          [[ -n $tsv ]] && printf '%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n' "$model" "$strat" "$workers" "$servers" \
-            "$link" "$batch" "$ours" "$b" "$peer_rate" "$single" >> "$tsv"
+            "$(calc "$ours / $b")" "$peer_rate" "$ratio" "$single" "$host_cpus"
+          printf '%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$strat" "$workers" \
+            "$servers" "$link" "$batch" "$ours" "$b" "$peer_rate" "$single" "$host_cpus" "$rate_mbit" >> "$tsv"
         done
       done
     done
     "$emu" down --name $name
   done
 done
+# The planner against every point just measured (bench=plan lines).
+bash "$here/bench/plan_check.sh" "$build" "$tsv"

@@ -62,8 +62,13 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
     // A worker pushes every gradient and pulls every value: s out and s in. Pushed before the
     // pull, the two take turns on the link instead of using both directions at once.
     p.worker_link_s = (b.ps_push_pull_serial ? 2 * s : s) / link.bytes_per_s;
-    // Every worker's push to and pull from the busiest server cross that server's link.
-    p.server_link_s = n * max_server_share / link.bytes_per_s;
+    // Every worker's push to and pull from the busiest server cross that server's link. With
+    // each worker's push and pull taking turns, synchronous workers push together and pull
+    // together, so the server's two directions take turns too (2n transfers a step); async
+    // workers drift apart and one worker's pull overlaps another's push, all but one
+    // transfer (n + 1; fitted to the emulation, docs/scaling.md).
+    const double transfers = !b.ps_push_pull_serial ? n : c.strategy == Strategy::ps_sync ? 2 * n : n + 1;
+    p.server_link_s = transfers * max_server_share / link.bytes_per_s;
     worker_bytes = 2 * s;
     overlap = b.ps_overlap;
     latency = 2 * link.latency_s * 2;  // push and pull, each a round trip
@@ -84,7 +89,10 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
   p.images_per_s = n * static_cast<double>(c.batch) / p.step_s;
   p.efficiency = p.images_per_s / (n * static_cast<double>(c.batch) / compute);
   p.bound_images_per_s = n * static_cast<double>(c.batch) / std::max({compute, comm});
-  p.bottleneck = p.compute_s >= comm ? "compute" : p.server_link_s > p.worker_link_s ? "server_link" : "worker_link";
+  // The link whose exposed time costs more than a quarter of the compute names the limit.
+  p.bottleneck = comm - hidden <= 0.25 * p.compute_s         ? "compute"
+                 : p.server_link_s > p.worker_link_s ? "server_link"
+                                                     : "worker_link";
   return p;
 }
 

@@ -41,7 +41,9 @@ struct Behaviour {
   // CPU-seconds per byte a host sends or receives: the frames' encryption and MAC, and
   // copies (docs/scaling_limits.md measures 0.61 ns/B with the kernel's; 0.23 without).
   double cpu_s_per_byte = 0.61e-9;
-  double allreduce_overlap = 1.0;  // buckets go out as backprop produces them
+  // Buckets go out as backprop produces them, yet on the emulated hosts a step's exchange
+  // added to its compute almost in full (docs/scaling.md): 0 fits what the code does today.
+  double allreduce_overlap = 0.0;
   double ps_overlap = 0.0;         // a ps worker pushes after its step
   bool ps_push_pull_serial = true; // a ps worker pulls after its push has been answered
 };
@@ -62,7 +64,9 @@ struct Prediction {
   double images_per_s = 0;    // all workers
   double efficiency = 0;      // over workers x one host alone
   double bound_images_per_s = 0;  // perfect overlap: workers x batch / max(compute, links)
-  std::string bottleneck;     // compute, worker_link or server_link: the largest term
+  // compute, or the link (worker_link, server_link) when its exposed time exceeds a quarter
+  // of the compute
+  std::string bottleneck;
 };
 
 // Throws InvalidArgument naming the field when the candidate or costs make no sense

@@ -17,10 +17,18 @@ out=$("$emu" up --name "$name" --hosts 0 2>&1) && fail "--hosts 0 was accepted"
 [[ $out == *"--hosts 0: expected 1..250"* ]] || fail "--hosts 0 said: $out"
 out=$("$emu" up --name "$name" --hosts 2 --rate fast 2>&1) && fail "--rate fast was accepted"
 [[ $out == *"--rate fast: expected a tc rate"* ]] || fail "--rate fast said: $out"
+out=$("$emu" up --name "$name" --hosts 2 --host-cpus 2=0.5 2>&1) && fail "--host-cpus 2=0.5 was accepted"
+[[ $out == *"--host-cpus 2=0.5: expected HOST=CORES with HOST in 0..1"* ]] || fail "--host-cpus 2=0.5 said: $out"
+out=$("$emu" up --name "$name" --hosts 2 --weight 0 2>&1) && fail "--weight 0 was accepted"
+[[ $out == *"--weight 0: expected 1..10000"* ]] || fail "--weight 0 said: $out"
+out=$("$emu" up --name "$name" --hosts 2 --period-us 10 2>&1) && fail "--period-us 10 was accepted"
+[[ $out == *"--period-us 10: expected 1000..1000000"* ]] || fail "--period-us 10 said: $out"
+out=$("$emu" up --name "$name" --hosts 2 --rate fast 2>&1) && fail "--rate fast was accepted"
+[[ $out == *"--rate fast: expected a tc rate"* ]] || fail "--rate fast said: $out"
 out=$("$emu" exec --name "$name" 0 -- true 2>&1) && fail "exec with no cluster up succeeded"
 [[ $out == *"no emulated cluster named $name is up"* ]] || fail "exec said: $out"
 
-"$emu" up --name "$name" --hosts 3 --cpus 0.3 --rate 100mbit || fail "up"
+"$emu" up --name "$name" --hosts 3 --cpus 0.3 --host-cpus 0=0.5 --rate 100mbit || fail "up"
 out=$("$emu" up --name "$name" --hosts 3 2>&1) && fail "a second up under the same name succeeded"
 [[ $("$emu" addr --name "$name" 2) == 10.77.0.3 ]] || fail "host 2's address"
 env_line=$("$emu" exec --name "$name" 1 -- sh -c 'echo $EMU_HOST $EMU_ADDR $EMU_HOSTS')
@@ -31,8 +39,13 @@ env_line=$("$emu" exec --name "$name" 1 -- sh -c 'echo $EMU_HOST $EMU_ADDR $EMU_
 # The CPU cap: the command runs inside its host's cgroup, with a quota of 0.3 core.
 cg=$("$emu" exec --name "$name" 2 -- cat /proc/self/cgroup | grep -E ':cpu(,|:)|^0::' | head -1 | cut -d: -f3)
 [[ $cg == */trib-emulate/$name/h2 ]] || fail "host 2's cgroup: $cg"
-quota=$(cat "/sys/fs/cgroup/cpu$cg/cpu.cfs_quota_us" 2>/dev/null || cut -d' ' -f1 "/sys/fs/cgroup$cg/cpu.max")
-[[ $quota == 30000 ]] || fail "host 2's quota: $quota"
+# 0.3 of the default 10 ms period.
+if [[ -f /sys/fs/cgroup/cpu$cg/cpu.cfs_quota_us ]]; then
+  quota="$(cat "/sys/fs/cgroup/cpu$cg/cpu.cfs_quota_us") $(cat "/sys/fs/cgroup/cpu$cg/cpu.cfs_period_us")"
+else
+  quota=$(cat "/sys/fs/cgroup$cg/cpu.max")
+fi
+[[ $quota == "3000 10000" ]] || fail "host 2's quota and period: $quota"
 # Hosts reach each other (refused: nothing listens, but host 0 answered), and a host has no
 # route out of the emulated network (nothing is sent anywhere else).
 out=$("$emu" exec --name "$name" 1 -- bash -c 'exec 3<>/dev/tcp/10.77.0.1/9' 2>&1)

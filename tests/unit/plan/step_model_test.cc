@@ -21,9 +21,12 @@ JobCosts cnn_costs(double step_s_one_core) {
   return c;
 }
 
+// The model's arithmetic whatever the defaults: no CPU per byte, allreduce hidden behind
+// backprop as far as it goes.
 Behaviour no_cpu_cost() {
   Behaviour b;
   b.cpu_s_per_byte = 0;
+  b.allreduce_overlap = 1;
   return b;
 }
 
@@ -80,10 +83,16 @@ TEST(StepModel, ParameterServerWorkersPushThenPullAndServersShareTheLoad) {
   parallel.ps_push_pull_serial = false;
   EXPECT_NEAR(predict(costs, Hosts{0.25}, link, {Strategy::ps_async, false, 1, 1, 64}, parallel).worker_link_s,
               kCnnBytes / 31.25e6, 1e-12);
-  // 8 workers on 2 servers, the larger holding 1.2 x the mean: its link carries 8 x 0.6 tensors.
+  // 8 workers on 2 servers, the larger holding 1.2 x the mean: its link carries 8 x 0.6 tensors
+  // each way; synchronous, the two ways take turns as the workers' pushes and pulls do;
+  // asynchronous, all but one transfer overlap.
   Prediction eight = predict(costs, Hosts{0.25}, link, {Strategy::ps_sync, false, 8, 2, 64}, no_cpu_cost());
-  EXPECT_NEAR(eight.server_link_s, 8 * 0.6 * kCnnBytes / 31.25e6, 1e-9);
+  EXPECT_NEAR(eight.server_link_s, 2 * 8 * 0.6 * kCnnBytes / 31.25e6, 1e-9);
   EXPECT_EQ(eight.bottleneck, "server_link");
+  EXPECT_NEAR(predict(costs, Hosts{0.25}, link, {Strategy::ps_async, false, 8, 2, 64}, no_cpu_cost()).server_link_s,
+              9 * 0.6 * kCnnBytes / 31.25e6, 1e-9);
+  EXPECT_NEAR(predict(costs, Hosts{0.25}, link, {Strategy::ps_sync, false, 8, 2, 64}, parallel).server_link_s,
+              8 * 0.6 * kCnnBytes / 31.25e6, 1e-9);
 }
 
 TEST(StepModel, LatencyCountsPerRingStepAndBucket) {
@@ -160,8 +169,10 @@ TEST(Plan, NamesWhereEachLinkSaturates) {
   EXPECT_EQ(saturation_workers(costs, options(32, "1gbit"), {Strategy::allreduce, true, 1, 0, 64}), 2);
   // 10 Gbit/s: 2(n-1)/n x 13.1 MB / 1.25 GB/s < 21 ms < 30 ms for every n: never.
   EXPECT_EQ(saturation_workers(costs, options(32, "10gbit"), {Strategy::allreduce, false, 1, 0, 64}), 0);
-  // ps, 1 server at 10 Gbit/s: its link carries n tensors: 13.1 n ms > 30 ms from n = 3.
-  EXPECT_EQ(saturation_workers(costs, options(32, "10gbit"), {Strategy::ps_async, false, 1, 1, 64}), 3);
+  // ps, 1 server at 10 Gbit/s: its link carries n + 1 transfers of 10.5 ms for async workers
+  // (> 30 ms from n = 2), 2n for synchronous ones (from n = 2; a worker's own link, 21 ms, never).
+  EXPECT_EQ(saturation_workers(costs, options(32, "10gbit"), {Strategy::ps_async, false, 1, 1, 64}), 2);
+  EXPECT_EQ(saturation_workers(costs, options(32, "10gbit"), {Strategy::ps_sync, false, 1, 1, 64}), 2);
 }
 
 TEST(Plan, RecommendsTheMostThroughputThatStaysEfficient) {
