@@ -54,12 +54,13 @@ int run_train(const TrainArgs& args, const Log& log) {
   const bool terminal = train::Progress::is_terminal(stdout);
   o.interactive = terminal;
   FailedRunCleanup cleanup(o.output, o.resume);
+  // SIGTERM (preemption): a checkpoint at the next step boundary, then exit 0. Before any
+  // thread starts, so that none but its watcher takes the signal.
+  TerminationSignal terminate;
   // Single-process: Ctrl-C cleans up too (before any thread starts; a cluster's launcher has its own).
   std::optional<InterruptCleanup> interrupted;
   if (!o.job.cluster.enabled) interrupted.emplace(cleanup, args.config, log);
   BuiltinStream builtin(o.job);  // a stream job without a broker: one here, fed by a generator
-  // SIGTERM (preemption): a checkpoint at the next step boundary, then exit 0.
-  TerminationSignal terminate;
   if (!o.job.cluster.enabled) {
     train::SignalStop stop(terminate);
     o.stop = &stop;

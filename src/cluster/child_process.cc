@@ -45,6 +45,11 @@ ChildProcess::ChildProcess(std::string name, const std::vector<std::string>& arg
     ::dup2(fds[1], STDERR_FILENO);
     ::setpgid(0, 0);  // its own group: a terminal's Ctrl-C reaches the launcher only, which forwards it
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a launcher killed outright takes its children along
+    // The launcher blocks signals it takes on a thread of its own (core/termination_signal.h);
+    // a child starts with none blocked, as a program run from a shell does.
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::execve(args[0], args.data(), envp.data());
     const char msg[] = "cannot exec the trib binary\n";
     (void)!::write(STDERR_FILENO, msg, sizeof msg - 1);

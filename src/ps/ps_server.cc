@@ -539,6 +539,13 @@ net::Message PsServer::save(const std::string& text) {
     save_names_.clear();
     for (const auto& [name, t] : save_snapshot_) save_names_.push_back(name);
   }
+  if (part == 0 && save_names_.empty()) {
+    // A server the placement left without variables (more servers than variables): nothing
+    // to save, said with no tensor.
+    proto::Body none = proto::make_body(proto::Type::save);
+    none.text = nlohmann::json{{"parts", 0}}.dump();
+    return reply(std::move(none));
+  }
   TRIB_CHECK(part >= 0 && part < static_cast<std::int64_t>(save_names_.size()), InvalidArgument,
              "ps {}: save part {} of {}", o_.index, part, save_names_.size());
   const std::string& name = save_names_[static_cast<std::size_t>(part)];

@@ -321,6 +321,8 @@ TensorMap PsUpdate::fetch_server_state(int ps) const {
     Tensor t;
     proto::Body r = exchange(ps, b, {}, &t);
     nlohmann::json j = nlohmann::json::parse(r.text, nullptr, false);
+    // A server holding no variable (more servers than variables) has nothing to send.
+    if (part == 0 && j.is_object() && j.value("parts", nlohmann::json()) == 0 && !t.defined()) break;
     TRIB_CHECK(j.is_object() && j.value("parts", nlohmann::json()).is_number_integer() &&
                    j.value("name", nlohmann::json()).is_string() && t.defined(),
                InvalidArgument, "{}: expected {{\"parts\": n, \"name\": ...}} and a tensor, got '{}'", source, r.text);

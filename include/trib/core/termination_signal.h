@@ -5,11 +5,15 @@
 // TerminationSignal and asks it. SIGINT (Ctrl-C) is left alone: it still stops at once.
 #pragma once
 
+#include <memory>
+
 namespace trib {
 
 class TerminationSignal {
  public:
-  // Installs the handler; the destructor restores the previous one. One at a time.
+  // Installs the handler and blocks SIGTERM in this thread and every thread started after it
+  // (construct it before starting threads); a watcher thread takes the signal. The destructor
+  // restores the previous handler and mask. One at a time.
   TerminationSignal();
   ~TerminationSignal();
   TerminationSignal(const TerminationSignal&) = delete;
@@ -19,6 +23,10 @@ class TerminationSignal {
   bool received() const;
   // As if SIGTERM arrived (tests; a supervisor that decides to stop the job).
   void raise_for_test();
+
+ private:
+  struct Watcher;  // the thread that takes SIGTERM (termination_signal.cc says why)
+  std::unique_ptr<Watcher> watcher_;
 };
 
 }  // namespace trib

@@ -2,6 +2,9 @@
 // checkpoint there, and a resumed run computes the same losses, step for step, as a run that
 // was never stopped. A real signal, sent to this process.
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
 #include <signal.h>
 #include <unistd.h>
 
@@ -44,7 +47,11 @@ TEST(StopRequest, SigtermStopsAtTheNextStepWithACheckpointAndResumeMatchesStepFo
     b.stop = &stop;
     b.on_step = [&](std::int64_t s, double loss) {
       resumed[s] = loss;
-      if (s == 21) ::kill(::getpid(), SIGTERM);  // mid-step, as preemption comes
+      if (s == 21) {
+        ::kill(::getpid(), SIGTERM);  // mid-step, as preemption comes
+        // Its watcher thread takes it: received before this step's boundary.
+        while (!terminate.received()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
     };
     train::RunSummary r = train::train(b);
     EXPECT_EQ(r.steps, 21);

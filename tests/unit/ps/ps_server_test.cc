@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "test_server.h"
 
 namespace trib::ps {
@@ -65,6 +67,27 @@ TEST(PsServerStats, StatsTravelUnderTheSharedKeys) {
   EXPECT_EQ(st.applied, 1u);
   EXPECT_EQ(st.requests, 2u) << "init and the push";
   EXPECT_EQ(st.refused, 0u);
+}
+
+}  // namespace
+}  // namespace trib::ps
+
+namespace trib::ps {
+namespace {
+
+// More servers than variables: the placement leaves a server empty. Its save answers "no
+// parts" (and no tensor) instead of refusing part 0, so the job's checkpoint goes on.
+TEST(PsServerSave, AServerHoldingNoVariableSavesNothingAndSaysSo) {
+  const std::vector<VariableInfo> vars = testing::dense_w();  // one variable, two servers
+  PsServer empty(PsServerOptions{1, 1, Mode::async, 1, 0, vars, place(vars, 2, PlacementStrategy::greedy, 1 << 20),
+                                 make_optimizer({.name = "sgd"})});
+  testing::Request init(proto::Type::init);
+  empty.handle(init.message(Tensor::zeros(DType::f32, Shape{0})), net::PeerIdentity{"worker", 0, "127.0.0.1:1"});
+  testing::Request save(proto::Type::save);
+  save.text = R"({"part": 0})";
+  net::Message r = empty.handle(save.message(), net::PeerIdentity{"worker", 0, "127.0.0.1:1"});
+  EXPECT_FALSE(r.tensor.defined());
+  EXPECT_EQ(nlohmann::json::parse(proto::decode(r.body).text).at("parts"), 0);
 }
 
 }  // namespace
