@@ -207,7 +207,9 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
   rest.generator.first_id = half;
   rest.generator.seed = 2;
   ASSERT_EQ(stream::produce_events(rest, stop).delivered, half);
-  TribRun second = run_trib(extra({"train", kExample, "--resume", out.string()}), std::chrono::seconds(60));
+  // 180 s: in the full suite on 2 cores the resumed run has stalled for up to a minute at its
+  // idle end (the cause is not found yet: issue 12's note); what is asserted is exactly-once.
+  TribRun second = run_trib(extra({"train", kExample, "--resume", out.string()}), std::chrono::seconds(180));
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_NE(second.output.find("Kafka offsets restored"), std::string::npos) << second.output;
 
