@@ -274,7 +274,7 @@ net::Message PsServer::restore(const net::Message& m, const proto::Body& body) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // malformed, or a number out of range
     throw InvalidArgument(fmt::format("ps {}: a restore request whose text is not JSON", o_.index));
   }
   TRIB_CHECK(j.is_object() && (j.contains("slot") != j.contains("step")), InvalidArgument,
@@ -526,7 +526,7 @@ net::Message PsServer::save(const std::string& text) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // malformed, or a number out of range
     throw InvalidArgument(fmt::format("ps {}: a save request whose text is not JSON", o_.index));
   }
   TRIB_CHECK(j.is_object() && j.value("part", nlohmann::json()).is_number_integer(), InvalidArgument,
