@@ -21,6 +21,7 @@ std::optional<std::int64_t> parse_step(const std::optional<std::string>& text) {
 
 ClusterStop::ClusterStop(ClusterStopOptions options) : o_(std::move(options)) {
   TRIB_CHECK(o_.store != nullptr && o_.signal != nullptr, InvalidArgument, "ClusterStop needs a store and a signal");
+  if (o_.poll_store == nullptr) o_.poll_store = o_.store;
   watcher_ = std::thread([this] { watch(); });
 }
 
@@ -42,9 +43,8 @@ void ClusterStop::watch() {
         o_.store->set(kStopKey, fmt::format("worker {}: SIGTERM", o_.worker_index));
         raised_ = true;
       }
-      cluster::Store& reads = o_.poll_store ? *o_.poll_store : *o_.store;
-      std::optional<std::string> asked = reads.try_get(kStopKey);
-      std::optional<std::int64_t> step = chief() ? std::nullopt : parse_step(reads.try_get(kStopStepKey));
+      std::optional<std::string> asked = o_.poll_store->try_get(kStopKey);
+      std::optional<std::int64_t> step = chief() ? std::nullopt : parse_step(o_.poll_store->try_get(kStopStepKey));
       lock.lock();
       if (asked) asked_by_ = asked;
       if (step) stop_step_ = step;
@@ -82,7 +82,7 @@ bool ClusterStop::stop_at(std::int64_t step) {
   lock.unlock();
   std::optional<std::int64_t> agreed;
   try {
-    agreed = parse_step((o_.poll_store ? o_.poll_store : o_.store)->try_get(kStopStepKey));
+    agreed = parse_step(o_.poll_store->try_get(kStopStepKey));
   } catch (const Unavailable&) {
     // The coordinator went away during the read: as above, nothing to read.
   }

@@ -43,7 +43,7 @@ struct ClusterStopOptions {
   std::function<bool()> reachable;
   // Where the polls read (the per-step read of lockstep workers, and the watcher's): a store
   // that fails at once while the coordinator is away (Member::store_if_connected), so a
-  // coordinator lost during a read holds no step up. Null: `store`.
+  // coordinator lost during a read holds no step up. Null: `store` (set so by the constructor).
   cluster::Store* poll_store = nullptr;
 };
 

@@ -201,9 +201,7 @@ void PsServer::readmitted_locked(int worker, bool joined) {
   // Bounded staleness: a returning worker starts no further back than the slowest of the
   // others, so it holds nobody back while it catches up.
   if (o_.mode == Mode::bounded) {
-    std::int64_t slowest = std::numeric_limits<std::int64_t>::max();
-    for (int w = 0; w < o_.workers; ++w)
-      if (w != worker && roster_->active(w)) slowest = std::min(slowest, clocks_[w]);
+    const std::int64_t slowest = min_clock(worker);
     if (slowest != std::numeric_limits<std::int64_t>::max()) clocks_[worker] = std::max(clocks_[worker], slowest);
   }
   changed_.notify_all();
@@ -314,10 +312,10 @@ net::Message PsServer::restore(const net::Message& m, const proto::Body& body) {
 }
 
 // The slowest worker still training; a worker that took its last step holds no one back.
-std::int64_t PsServer::min_clock() const {
+std::int64_t PsServer::min_clock(int except) const {
   std::int64_t slowest = std::numeric_limits<std::int64_t>::max();
   for (std::size_t w = 0; w < clocks_.size(); ++w)
-    if (roster_->active(static_cast<int>(w))) slowest = std::min(slowest, clocks_[w]);
+    if (static_cast<int>(w) != except && roster_->active(static_cast<int>(w))) slowest = std::min(slowest, clocks_[w]);
   return slowest;
 }
 

@@ -148,7 +148,8 @@ class PsServer {
   void apply_gradients(const Tensor& flat, const PushLayout& layout, const Tensor& ids, float lr,
                        std::int64_t pulled_version);
   void record_staleness(std::int64_t updates);
-  std::int64_t min_clock() const;
+  // The slowest clock of the workers still training, `except` left out; max() when none.
+  std::int64_t min_clock(int except = -1) const;
   net::Message done(int worker);
   // Under mu_: a worker request that must not be served: its generation is older than the last
   // rollback, or this server holds no state yet (relaunched; pulls of step -1 wait instead).

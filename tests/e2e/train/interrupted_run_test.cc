@@ -3,6 +3,8 @@
 // SIGTERM is preemption: it stops with a checkpoint.
 #include <signal.h>
 
+#include <functional>
+
 #include "e2e/trib_process.h"
 
 namespace trib::testing {
@@ -31,19 +33,29 @@ training: {steps: 40, batch: 32, train_metrics: false}
 threads: {intra: 1, inter: 1}
 )";
 
+// An endless run of kJob into `out`, sent `signal` once `ready` says so (given each output
+// line and the run directory); `sent` tells whether it was.
+TribRun interrupt_run(const std::string& job, const std::string& out, int checkpoint_every, int signal,
+                      const std::function<bool(const std::string& line)>& ready, bool& sent) {
+  sent = false;
+  return run_trib({"train", job, "--output", out, "--set", "training.steps=100000000", "--set",
+                   "training.eval_every=100000000", "--set", "training.checkpoint_every=" + std::to_string(checkpoint_every)},
+                  120s, [&](const std::string& line, Trib& p) {
+                    if (!sent && ready(line)) {
+                      p.signal(signal);
+                      sent = true;
+                    }
+                  });
+}
+
+bool run_started(const std::string& line) { return line.starts_with("run directory:"); }
+
 TEST(InterruptedRun, CtrlCWithoutACheckpointRemovesTheRunDirectory) {
   TempDir dir("interrupted");
   std::string job = dir.file("job.yaml", kJob);
   std::string out = (dir.path() / "run").string();
   bool sent = false;
-  TribRun r = run_trib({"train", job, "--output", out, "--set", "training.steps=100000000", "--set",
-                        "training.eval_every=100000000", "--set", "training.checkpoint_every=100000000"},
-                       120s, [&](const std::string& line, Trib& p) {
-                         if (!sent && line.starts_with("run directory:")) {
-                           p.signal(SIGINT);
-                           sent = true;
-                         }
-                       });
+  TribRun r = interrupt_run(job, out, 100000000, SIGINT, run_started, sent);
   ASSERT_TRUE(sent) << r.output;
   EXPECT_EQ(r.exit_code, 130) << r.output;
   EXPECT_FALSE(fs::exists(out)) << r.output;
@@ -58,14 +70,7 @@ TEST(InterruptedRun, CtrlCWithACheckpointKeepsItAndNamesResume) {
   std::string job = dir.file("job.yaml", kJob);
   std::string out = (dir.path() / "run").string();
   bool sent = false;
-  TribRun r = run_trib({"train", job, "--output", out, "--set", "training.steps=100000000", "--set",
-                        "training.eval_every=100000000", "--set", "training.checkpoint_every=10"},
-                       120s, [&](const std::string&, Trib& p) {
-                         if (!sent && newest_checkpoint(out) >= 0) {
-                           p.signal(SIGINT);
-                           sent = true;
-                         }
-                       });
+  TribRun r = interrupt_run(job, out, 10, SIGINT, [&](const std::string&) { return newest_checkpoint(out) >= 0; }, sent);
   ASSERT_TRUE(sent) << r.output;
   EXPECT_EQ(r.exit_code, 130) << r.output;
   EXPECT_GE(newest_checkpoint(out), 0);
@@ -79,14 +84,7 @@ TEST(InterruptedRun, SigtermStopsWithACheckpointAndNamesResume) {
   std::string job = dir.file("job.yaml", kJob);
   std::string out = (dir.path() / "run").string();
   bool sent = false;
-  TribRun r = run_trib({"train", job, "--output", out, "--set", "training.steps=100000000", "--set",
-                        "training.eval_every=100000000", "--set", "training.checkpoint_every=100000000"},
-                       120s, [&](const std::string& line, Trib& p) {
-                         if (!sent && line.starts_with("run directory:")) {
-                           p.signal(SIGTERM);
-                           sent = true;
-                         }
-                       });
+  TribRun r = interrupt_run(job, out, 100000000, SIGTERM, run_started, sent);
   ASSERT_TRUE(sent) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_GE(newest_checkpoint(out), 1) << "the stop wrote a checkpoint at the step it stopped at";
