@@ -33,7 +33,9 @@ ProduceReport produce_events(const ProduceOptions& options, const std::atomic<bo
                              const std::function<void(const ProduceReport&)>& progress) {
   validate(options);
   KafkaProducer producer(options.kafka, "event producer");
-  (void)producer.partition_count(options.topic);  // NotFound naming the topic, before any event
+  const int partitions = producer.partition_count(options.topic);  // NotFound naming the topic, before any event
+  TRIB_CHECK(options.partition < partitions, InvalidArgument, "produce: partition {} does not exist: topic '{}' has {}",
+             options.partition, options.topic, partitions);
   EventGenerator generator(options.generator);
 
   ProduceReport report;
@@ -59,7 +61,8 @@ ProduceReport produce_events(const ProduceOptions& options, const std::atomic<bo
     const std::string key = options.key == "card" ? std::to_string(e.card)
                             : options.key == "id" ? std::to_string(e.id)
                                                   : std::string();
-    producer.produce(options.topic, key, EventGenerator::encode(e, options.format), e.timestamp_ms);
+    producer.produce(options.topic, key, EventGenerator::encode(e, options.format), e.timestamp_ms, {},
+                     options.partition);
     ++report.produced;
     report.fraud += e.label;
     if ((report.produced & 1023) == 0) producer.poll();

@@ -66,6 +66,11 @@ class TrainingHooks {
   // Every LoopPlan::report_every steps, and once after the last step unless that step just
   // reported; on every worker: evaluations, metrics rows.
   virtual void on_report(LoopContext& /*ctx*/) {}
+  // Once this worker has taken its last step, before the strategy's finish() (which, on a
+  // parameter-server chief, waits for every other worker to be done): a hook whose
+  // checkpoints are barriers between workers releases them here, or a worker still stepping
+  // would wait at its next barrier for a chief that waits for it.
+  virtual void on_last_step(LoopContext& /*ctx*/) {}
   // Every LoopPlan::checkpoint_every steps before the last (`final` false), and once at the
   // end after the strategy's finish() (`final` true); on every worker. The default has the
   // chief write the checkpoint. A job whose workers must agree on what it holds (a stream's

@@ -196,6 +196,7 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
   }
   // Done stepping, before the last checkpoint: a parameter server then stops waiting for this
   // worker, so that a worker with data left can finish its steps.
+  hooks.on_last_step(ctx);
   update->finish();
   if (reported != ctx.step) hooks.on_report(ctx);
   hooks.on_checkpoint(ctx, true);

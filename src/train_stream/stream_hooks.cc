@@ -123,6 +123,12 @@ void StreamHooks::summarize(train::LoopContext& ctx, const data::DataPosition& m
                                    totals["dead_lettered"].get<std::int64_t>()));
 }
 
+void StreamHooks::on_last_step(train::LoopContext& ctx) {
+  // The chief takes no more periodic checkpoints: workers still training skip their barriers
+  // from here on instead of waiting there while the chief waits for them to finish.
+  if (ctx.chief()) source_.sync().ending();
+}
+
 void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
   StreamSync& sync = source_.sync();
   const data::DataPosition own = claim(ctx);

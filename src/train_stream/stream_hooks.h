@@ -36,6 +36,7 @@ class StreamHooks final : public train::TrainingHooks {
   void on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) override;
   void on_skip(train::LoopContext& ctx, const data::Batch& batch) override;
   void on_report(train::LoopContext& ctx) override;
+  void on_last_step(train::LoopContext& ctx) override;
   void on_checkpoint(train::LoopContext& ctx, bool final) override;
   void on_end(train::LoopContext& ctx) override;
 

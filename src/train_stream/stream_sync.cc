@@ -117,8 +117,12 @@ void StreamSync::published_final() {
   if (dist_.workers > 1) dist_.publish("stream/ckpt/final", "1");
 }
 
-data::DataPosition StreamSync::gather_final(const data::DataPosition& own) {
+void StreamSync::ending() {
   if (dist_.workers > 1) dist_.publish("stream/chief_ending", "1");
+}
+
+data::DataPosition StreamSync::gather_final(const data::DataPosition& own) {
+  ending();  // already said by the chief's last step; a caller that skipped it must not hang
   data::DataPosition merged = kafka_fields(own);
   for (int w = 1; w < dist_.workers; ++w)
     merge_newest(merged, decode(wait_any({fmt::format("stream/final/{}", w)}, nullptr)));

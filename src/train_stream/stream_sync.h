@@ -9,8 +9,9 @@
 // parameters hold exactly the updates of the records before the saved offsets.
 //
 // Ends: a worker that stops (training.steps reached, or its stream idle) publishes
-// stream/final/<worker>. The chief, when it stops, sets stream/chief_ending (workers then
-// skip later barriers: no checkpoint is coming for them), waits for every final, and writes
+// stream/final/<worker>. The chief, as soon as it takes no more steps (before its strategy
+// waits for the other workers to finish), sets stream/chief_ending: workers then skip later
+// barriers, since no checkpoint is coming for them. It then waits for every final and writes
 // the last checkpoint with the final offsets.
 //
 // At the start the chief publishes stream/start: the offsets to restore (from its
@@ -60,7 +61,10 @@ class StreamSync {
   // Non-chief at its end: hands over its final offsets and waits for the last checkpoint.
   // Returns true once it is published (the caller may then commit to Kafka).
   bool final_offsets(const data::DataPosition& offsets);
-  // Chief at its end: every worker's final offsets merged with its own.
+  // Chief, once it takes no more steps: no periodic checkpoint comes any more (offer returns
+  // false from here on). Idempotent.
+  void ending();
+  // Chief at its end, after ending(): every worker's final offsets merged with its own.
   data::DataPosition gather_final(const data::DataPosition& own);
   // Chief, after publishing the last checkpoint.
   void published_final();

@@ -23,6 +23,7 @@ struct ProduceOptions {
   double rate = 1000;          // events per second; 0: as fast as the broker takes them
   std::int64_t count = -1;     // stop after this many events; negative: no limit
   double duration_s = -1;      // stop after this long; negative: no limit
+  std::int32_t partition = -1; // every event to this partition; negative: by the key's hash
   EventGeneratorOptions generator;
 };
 
