@@ -105,7 +105,14 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.workers_may_be_lost = o.job.strategy.name != config::StrategyName::local;
   lc.relaunch_workers = lc.workers_may_be_lost;  // a relaunched allreduce worker joins the running group
   // A lost parameter server is relaunched, and the chief restores the job from a checkpoint.
-  lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps;
+  // Not in a stream job: its workers' Kafka positions do not rewind with the servers yet, so
+  // the events trained since the checkpoint would be lost; it stops, and --resume continues
+  // from the checkpoint exactly once.
+  lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream();
+  if (o.job.data.stream())
+    lc.server_loss_note =
+        "a stream job stops when it loses a parameter server (its Kafka positions do not roll back with the servers' "
+        "restore yet); --resume continues from the newest checkpoint, every event exactly once";
   lc.max_restarts = o.job.cluster.max_restarts;
   lc.terminate = &terminate;
   lc.preemption_grace = std::chrono::seconds(o.job.cluster.preemption_grace_s);

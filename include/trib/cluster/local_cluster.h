@@ -38,6 +38,8 @@ struct LocalClusterOptions {
   // coordinator goes on without it meanwhile (CoordinatorOptions::servers_may_be_lost), and
   // the chief restores the job from its newest checkpoint once it is back.
   bool relaunch_servers = false;
+  // Without relaunch_servers: why a lost server ends the job, printed with its failure.
+  std::string server_loss_note;
   int max_restarts = 0;
   net::NetOptions net;
   std::FILE* out = stdout;

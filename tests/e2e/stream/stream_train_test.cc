@@ -198,8 +198,11 @@ TEST(StreamTraining, AWorkerWhoseStreamEndsFirstDoesNotHoldUpTheOthersCheckpoint
 // checkpoint interval in steps.
 // `scattered`: the checkpoint must hold applied offsets above a low watermark (a shuffle
 // buffer was mid-window), so the test exercises what it is about.
+// `victim`: "launcher" (SIGKILL to `trib train`; its children follow), or "ps0": the job
+// loses its server, and stops by itself, naming it (a stream job does not restore its
+// servers: its Kafka positions would not roll back with them).
 void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<std::string> settings, int every,
-                                         std::int64_t batch, bool scattered) {
+                                         std::int64_t batch, bool scattered, const std::string& victim = "launcher") {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
   const std::int64_t half = 4000, n = 2 * half;
   std::atomic<bool> stop{false};
@@ -213,14 +216,26 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
     a.insert(a.end(), settings.begin(), settings.end());
     return a;
   };
+  pid_t server = 0;
+  const std::regex started_ps0(R"(started ps0 \(pid (\d+)\))");
   TribRun first = run_trib(extra({"train", kExample, "--output", out.string()}), std::chrono::seconds(60),
-                      [&](const std::string&, testing::Trib& p) {
+                      [&](const std::string& line, testing::Trib& p) {
+                        std::smatch m;
+                        if (std::regex_search(line, m, started_ps0)) server = static_cast<pid_t>(std::stol(m[1]));
                         if (!killed && newest_checkpoint(out) >= 2 * every) {
-                          p.signal(SIGKILL);
+                          if (victim == "launcher") p.signal(SIGKILL);
+                          else ASSERT_EQ(::kill(server, SIGKILL), 0) << "no pid for ps0 in the output";
                           killed = true;
                         }
                       });
   ASSERT_TRUE(killed) << first.output;
+  if (victim == "ps0") {
+    EXPECT_EQ(first.exit_code, 1) << first.output;
+    EXPECT_NE(first.output.find("trib: error: ps0 "), std::string::npos) << first.output;
+    EXPECT_NE(first.output.find("a stream job stops when it loses a parameter server"), std::string::npos)
+        << first.output;
+    EXPECT_NE(first.output.find("--resume"), std::string::npos) << first.output;
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const int checkpoint = newest_checkpoint(out);
   ASSERT_EQ(checkpoint % every, 0) << "the kill came after the final checkpoint\n" << first.output;
@@ -266,6 +281,12 @@ TEST(StreamTraining, AJobKilledMidStreamResumesExactlyOnce) {
 // at the checkpoint are trained after the restart, and the window's trained ones are not.
 TEST(StreamTraining, AJobWithTheExamplesShuffleBufferResumesExactlyOnce) {
   expect_kill_and_resume_exactly_once("resume-shuffled", {"--set", "data.kafka.shuffle_buffer=512"}, 100, 4, true);
+}
+
+// A lost parameter server stops a stream job (rather than the servers' restore, which would
+// discard updates whose events the Kafka positions hold as applied); --resume is exactly once.
+TEST(StreamTraining, AJobThatLosesItsServerStopsAndResumesExactlyOnce) {
+  expect_kill_and_resume_exactly_once("resume-lost-server", {}, 100, 1, false, "ps0");
 }
 
 // The shipped example as it is (shuffle buffer 512, batch 64), ended by idleness: every
