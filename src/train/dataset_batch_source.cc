@@ -1,6 +1,7 @@
 #include "trib/train/dataset_batch_source.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "train/resume_position.h"
 #include "trib/data/dataset_source.h"
@@ -70,6 +71,28 @@ std::optional<data::Batch> DatasetBatchSource::next() {
   throw Error("the training data gave no batch in a whole epoch");
 }
 
+void DatasetBatchSource::resume_at(const data::DataPosition& position) {
+  if (!position.has("shard")) return pipeline_.seek(position);  // the seek names what is wrong
+  int index = 0, count = 0;
+  char equal[8] = {};
+  const std::string& shard = position.get("shard");  // "i/n" or "i/n equal"
+  TRIB_CHECK(std::sscanf(shard.c_str(), "%d/%d %7s", &index, &count, equal) >= 2 && count >= 1 && index >= 0 &&
+                 index < count,
+             InvalidArgument, "data position: shard '{}' is not 'i/n' with 0 <= i < n", shard);
+  if (index != shard_index_ || count != shard_count_) {
+    if (!reshard_) reshard_ = std::make_pair(shard_index_, shard_count_);
+    use_shard(index, count);
+  }
+  pipeline_.seek(position);
+}
+
+void DatasetBatchSource::use_shard(int index, int count) {
+  pipeline_ = build_pipeline(dataset_, job_, index, count);
+  shard_index_ = index;
+  shard_count_ = count;
+  steps_per_epoch_ = train::steps_per_epoch(dataset_->size(), job_, count);
+}
+
 void DatasetBatchSource::reshard(int index, int count) {
   TRIB_CHECK(count >= 1 && index >= 0 && index < count, InvalidArgument, "reshard: shard {} of {}", index, count);
   reshard_ = std::make_pair(index, count);
@@ -81,15 +104,11 @@ void DatasetBatchSource::apply_reshard() {
   reshard_.reset();
   const data::DataPosition old = pipeline_.position();
   const std::int64_t epoch = old.get_int("epoch") + (old.get_int("cursor") > 0 ? 1 : 0);
-  data::Pipeline fresh = build_pipeline(dataset_, job_, index, count);
-  data::DataPosition at = fresh.position();
+  use_shard(index, count);
+  data::DataPosition at = pipeline_.position();
   at.set_int("epoch", epoch);
   at.set_int("cursor", 0);
-  fresh.seek(at);
-  pipeline_ = std::move(fresh);
-  shard_index_ = index;
-  shard_count_ = count;
-  steps_per_epoch_ = train::steps_per_epoch(dataset_->size(), job_, count);
+  pipeline_.seek(at);
   std::fprintf(log_, "worker %d: from epoch %lld on, data shard %d of %d (%lld steps per epoch)\n", dist_.worker_index,
                static_cast<long long>(epoch), index, count, static_cast<long long>(steps_per_epoch_));
   std::fflush(log_);

@@ -35,7 +35,10 @@ class DatasetBatchSource final : public BatchSource {
   // Seeks to the chief's saved position, moved to this worker's shard (resume_position.h).
   void start(const SourceStart& start) override;
   std::optional<data::Batch> next() override;
-  void resume_at(const data::DataPosition& position) override { pipeline_.seek(position); }
+  // A position taken in another sharding than the pipeline's now (before a reshard this source
+  // applied at an epoch's end since) goes back to that sharding; the newer one applies again
+  // from the next epoch unless reshard() says otherwise.
+  void resume_at(const data::DataPosition& position) override;
   std::optional<data::DataPosition> position() const override { return pipeline_.position(); }
   // At the end of this epoch the pipeline is rebuilt over shard `index` of `count`.
   void reshard(int index, int count) override;
@@ -46,6 +49,7 @@ class DatasetBatchSource final : public BatchSource {
 
  private:
   void apply_reshard();
+  void use_shard(int index, int count);
 
   const Distribution& dist_;
   std::FILE* log_;

@@ -77,6 +77,29 @@ TEST(DatasetReshard, TheCurrentEpochEndsInItsShardAndTheNextIsSplitAmongTheNewCo
   EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{1, 3, 5, 7})) << "epoch 2 stays in shard 1 of 2";
 }
 
+// The group changes twice across an epoch's end: worker 1 of 3 was told to take shard 1 of 2
+// from the next epoch, took the last batch of its 3-way epoch 0 (the cursor the rollback keeps),
+// then the first of epoch 1 in the new sharding, and that step was rolled back (a joiner
+// re-formed the group). Going back to the saved cursor goes back to the 3-way shard it was
+// taken in (it failed: "saved with shard=1/3 but this source has shard=1/2"), and the epoch
+// after it is again split as the group now says.
+TEST(DatasetReshard, ARollbackAcrossAnEpochsReshardGoesBackToTheShardItsCursorWasTakenIn) {
+  Quiet quiet;
+  Distribution d = worker(1, 3);
+  DatasetBatchSource source(indexed(24), job(), d, quiet.f);
+  source.start({});
+  source.reshard(1, 2);
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{1, 4, 7, 10}));
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{13, 16, 19, 22}));
+  const data::DataPosition end_of_epoch0 = *source.position();
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{1, 3, 5, 7})) << "epoch 1: shard 1 of 2";
+  source.resume_at(end_of_epoch0);
+  source.reshard(2, 3);  // the re-formed group: 3 workers again, this one now rank 2
+  EXPECT_EQ(source.position()->get("shard"), end_of_epoch0.get("shard"));
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{2, 5, 8, 11})) << "epoch 1: shard 2 of 3";
+  EXPECT_EQ(source.steps_per_epoch(), 2);
+}
+
 // A relaunched worker 2 of 3 follows worker 0's position: the same epoch and cursor, in shard 2
 // (what the lost worker 2 had left of its shard); a position from another sharding gives the
 // start of the peer's epoch.
