@@ -109,16 +109,37 @@ int run_train(const TrainArgs& args, const Log& log) {
   // the events trained since the checkpoint would be lost; it stops, and --resume continues
   // from the checkpoint exactly once.
   lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream();
-  if (o.job.data.stream())
+  const bool restarts_whole_job = o.job.strategy.name == config::StrategyName::ps && o.job.data.stream();
+  if (restarts_whole_job)
     lc.server_loss_note =
-        "a stream job stops when it loses a parameter server (its Kafka positions do not roll back with the servers' "
-        "restore yet); --resume continues from the newest checkpoint, every event exactly once";
+        "a stream job restarts all its processes from the newest checkpoint when it loses a parameter server (its Kafka "
+        "positions do not roll back in place with the servers' restore yet); every event is trained exactly once";
   lc.max_restarts = o.job.cluster.max_restarts;
   lc.terminate = &terminate;
   lc.preemption_grace = std::chrono::seconds(o.job.cluster.preemption_grace_s);
   lc.store = o.job.cluster.store;
   lc.job_name = o.job.name;
+  std::string failed;
+  lc.failed_process = &failed;
   int code = cluster::run_local_cluster(lc);
+  // A stream job that lost a server: the whole job again from its newest checkpoint, as
+  // --resume would, up to cluster.max_restarts times (a fresh coordinator, so no barrier of
+  // the stopped incarnation is seen again).
+  for (int restart = 1; code != 0 && restarts_whole_job && failed.starts_with("ps") && !terminate.received() &&
+                        restart <= o.job.cluster.max_restarts;
+       ++restart) {
+    try {
+      train::check_resumable(o.output);
+    } catch (const Error& e) {
+      log.info("local cluster: not restarting the job: {}", e.what());
+      break;
+    }
+    log.info("local cluster: restarting the job from its newest checkpoint ({} of {})", restart,
+             o.job.cluster.max_restarts);
+    failed.clear();
+    lc.resume = true;
+    code = cluster::run_local_cluster(lc);
+  }
   if (code != 0)
     if (std::string note = cleanup.after_failure(args.config); !note.empty()) log.info("{}", note);
   return code;

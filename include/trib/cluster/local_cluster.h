@@ -40,6 +40,8 @@ struct LocalClusterOptions {
   bool relaunch_servers = false;
   // Without relaunch_servers: why a lost server ends the job, printed with its failure.
   std::string server_loss_note;
+  // If set: the process whose failure stopped the job ("ps0", "worker1"); untouched otherwise.
+  std::string* failed_process = nullptr;
   int max_restarts = 0;
   net::NetOptions net;
   std::FILE* out = stdout;
