@@ -31,6 +31,12 @@ namespace {
 
 // What a cluster job's processes would each refuse, checked once here before any starts: the
 // data files and that each worker's shard holds a batch.
+// An allreduce job reading Kafka: a lost worker cannot be recovered in place (its sources
+// neither roll back with the group nor reshard; the consumer group moves partitions).
+bool allreduce_stream(const config::JobConfig& job) {
+  return job.strategy.name == config::StrategyName::allreduce && job.data.stream();
+}
+
 void check_before_launch(const config::JobConfig& job) {
   if (job.data.stream()) return;
   train::Datasets data = train::load_datasets(job.data, job.model);
@@ -102,30 +108,33 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.live = terminal;
   lc.log_level = log.level();
   // Under allreduce the survivors re-form their group and go on (docs/fault_tolerance.md).
-  lc.workers_may_be_lost = o.job.strategy.name != config::StrategyName::local;
+  // Not in an allreduce stream job: its Kafka sources neither roll back with the group nor
+  // reshard (the consumer group moves partitions), so the job restarts whole instead (below).
+  lc.workers_may_be_lost = o.job.strategy.name != config::StrategyName::local && !allreduce_stream(o.job);
   lc.relaunch_workers = lc.workers_may_be_lost;  // a relaunched allreduce worker joins the running group
   // A lost parameter server is relaunched, and the chief restores the job from a checkpoint.
   // Not in a stream job: its workers' Kafka positions do not rewind with the servers yet, so
   // the events trained since the checkpoint would be lost; it stops, and --resume continues
   // from the checkpoint exactly once.
   lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream();
-  const bool restarts_whole_job = o.job.strategy.name == config::StrategyName::ps && o.job.data.stream();
+  const bool restarts_whole_job = o.job.data.stream() && o.job.strategy.name != config::StrategyName::local;
   if (restarts_whole_job)
-    lc.server_loss_note =
-        "a stream job restarts all its processes from the newest checkpoint when it loses a parameter server (its Kafka "
-        "positions do not roll back in place with the servers' restore yet); every event is trained exactly once";
+    lc.loss_note = fmt::format(
+        "a stream job restarts all its processes from the newest checkpoint when it loses {} (its Kafka positions do "
+        "not roll back in place yet); every event is trained exactly once",
+        allreduce_stream(o.job) ? "a worker" : "a parameter server");
   lc.max_restarts = o.job.cluster.max_restarts;
   lc.terminate = &terminate;
   lc.preemption_grace = std::chrono::seconds(o.job.cluster.preemption_grace_s);
   lc.store = o.job.cluster.store;
   lc.job_name = o.job.name;
-  std::string failed;
-  lc.failed_process = &failed;
+  std::string lost;
+  lc.lost_process = &lost;
   int code = cluster::run_local_cluster(lc);
-  // A stream job that lost a server: the whole job again from its newest checkpoint, as
-  // --resume would, up to cluster.max_restarts times (a fresh coordinator, so no barrier of
-  // the stopped incarnation is seen again).
-  for (int restart = 1; code != 0 && restarts_whole_job && failed.starts_with("ps") && !terminate.received() &&
+  // A stream job that lost a process (a server; under allreduce, a worker): the whole job
+  // again from its newest checkpoint, as --resume would, up to cluster.max_restarts times (a
+  // fresh coordinator, so no barrier of the stopped incarnation is seen again).
+  for (int restart = 1; code != 0 && restarts_whole_job && !lost.empty() && !terminate.received() &&
                         restart <= o.job.cluster.max_restarts;
        ++restart) {
     try {
@@ -136,7 +145,7 @@ int run_train(const TrainArgs& args, const Log& log) {
     }
     log.info("local cluster: restarting the job from its newest checkpoint ({} of {})", restart,
              o.job.cluster.max_restarts);
-    failed.clear();
+    lost.clear();
     lc.resume = true;
     code = cluster::run_local_cluster(lc);
   }
@@ -181,7 +190,8 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                .max_workers = job.strategy.name == config::StrategyName::ps
                                                                   ? job.cluster.max_workers_or_default()
                                                                   : job.cluster.workers,
-                                               .workers_may_be_lost = job.strategy.name != config::StrategyName::local,
+                                               .workers_may_be_lost = job.strategy.name != config::StrategyName::local &&
+                                                                      !allreduce_stream(job),
                                                .registry = cluster::make_registry(job.cluster.store, job.name),
                                                .journal = (std::filesystem::path(run_dir) /
                                                            train::RunDirectory::kCoordinatorJournal).string()});

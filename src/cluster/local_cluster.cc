@@ -287,8 +287,10 @@ int run_local_cluster(const LocalClusterOptions& o) {
     if (failed) {
       quiet = true;
       board.print(fmt::format("trib: error: {}; stopping the cluster", sup.describe_failure(*failed)));
-      if (failed->name().starts_with("ps") && !o.server_loss_note.empty()) board.print("trib: " + o.server_loss_note);
-      if (o.failed_process != nullptr) *o.failed_process = failed->name();
+      if (failed->term_signal() != 0) {
+        if (!o.loss_note.empty()) board.print("trib: " + o.loss_note);
+        if (o.lost_process != nullptr) *o.lost_process = failed->name();
+      }
       coordinator.fail(failed->name() + " " + failed->describe_exit());
       sup.stop_all(std::chrono::seconds(5));
       return 1;

@@ -38,10 +38,12 @@ struct LocalClusterOptions {
   // coordinator goes on without it meanwhile (CoordinatorOptions::servers_may_be_lost), and
   // the chief restores the job from its newest checkpoint once it is back.
   bool relaunch_servers = false;
-  // Without relaunch_servers: why a lost server ends the job, printed with its failure.
-  std::string server_loss_note;
-  // If set: the process whose failure stopped the job ("ps0", "worker1"); untouched otherwise.
-  std::string* failed_process = nullptr;
+  // Printed after the failure when a process killed by a signal (lost, not failed with an
+  // error) ends the job: why it is not recovered in place.
+  std::string loss_note;
+  // If set: the process killed by a signal whose loss stopped the job ("ps0", "worker1");
+  // untouched otherwise.
+  std::string* lost_process = nullptr;
   int max_restarts = 0;
   net::NetOptions net;
   std::FILE* out = stdout;
