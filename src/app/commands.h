@@ -21,10 +21,22 @@ struct EvalArgs {
   std::string config;
   std::string checkpoint;
   std::vector<std::string> overrides;
+  std::int64_t limit = 0;  // the first test examples only; 0: all
+  std::string outputs;     // also write the logits here (.npy)
 };
 int run_eval(const EvalArgs& args);
 
 int run_inspect(const std::string& path);
+
+// `trib export RUN_DIR --format onnx --output FILE` (export_command.cc).
+struct ExportArgs {
+  std::string run_dir;
+  std::string format = "onnx";
+  std::string output;
+  std::string checkpoint;  // a ckpt-<step> directory; empty: the run's newest
+  int opset = 13;
+};
+int run_export(const ExportArgs& args);
 
 // `trib scale RUN_DIR --workers N`: asks the launcher of the local job running in RUN_DIR
 // to grow or shrink it to N workers (scale_command.cc).
