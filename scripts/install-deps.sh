@@ -17,6 +17,8 @@ build=(
   libcurl4-openssl-dev
   # trib export: ONNX's generated protobuf classes (libonnx-dev ships onnx-ml.pb.h and libonnx_proto).
   libonnx-dev libprotobuf-dev protobuf-compiler
+  # trib serve: HTTP.
+  libcpp-httplib-dev
 )
 # What the examples and the tests train on.
 data=(dataset-fashion-mnist)

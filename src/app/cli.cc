@@ -114,6 +114,23 @@ int run_cli(int argc, char** argv) {
   export_cmd->add_option("--checkpoint", export_args.checkpoint, "ckpt-<step> directory (default: the run's newest)");
   export_cmd->add_option("--opset", export_args.opset, "ONNX opset to declare")->check(CLI::Range(13, 17));
 
+  ServeArgs serve_args;
+  CLI::App* serve_cmd = app.add_subcommand(
+      "serve", "Serve a run's model over HTTP, reloading each newer checkpoint while the run trains");
+  serve_cmd->add_option("run_dir", serve_args.run_dir, "run directory (trib train --output)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  serve_cmd->add_option("--listen", serve_args.listen, "HOST:PORT to listen on (port 0: any free one)");
+  serve_cmd->add_option("--token-file", serve_args.token_file,
+                        "bearer token (hex, mode 600; created if missing); default: $TRIB_SERVE_TOKEN. Required "
+                        "beyond loopback");
+  serve_cmd->add_option("--max-body-bytes", serve_args.max_body_bytes, "largest request body")
+      ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 32));
+  serve_cmd->add_option("--max-batch", serve_args.max_batch, "most rows in one request")->check(CLI::Range(1, 1 << 20));
+  serve_cmd->add_option("--poll-ms", serve_args.poll_ms, "how often to look for a newer checkpoint, milliseconds")
+      ->check(CLI::Range(10, 600000));
+  serve_cmd->add_option("--threads", serve_args.threads, "threads of one forward pass")->check(CLI::Range(1, 256));
+
   ScaleArgs scale;
   CLI::App* scale_cmd = app.add_subcommand("scale", "Change the worker count of a running local parameter-server job");
   scale_cmd->add_option("run_dir", scale.run_dir, "the job's run directory (trib train --output)")->required();
@@ -187,6 +204,7 @@ int run_cli(int argc, char** argv) {
     if (*inspect_cmd) return run_inspect(inspect_path);
     if (*scale_cmd) return run_scale(scale, log);
     if (*export_cmd) return run_export(export_args);
+    if (*serve_cmd) return run_serve(serve_args, log);
     // A role's SIGTERM (preemption) asks the job to checkpoint and stop (app/cluster_stop.h).
     if (*ps_cmd || *worker_cmd || *node_cmd) {
       TerminationSignal terminate;

@@ -38,6 +38,18 @@ struct ExportArgs {
 };
 int run_export(const ExportArgs& args);
 
+// `trib serve RUN_DIR --listen HOST:PORT` (serve_command.cc).
+struct ServeArgs {
+  std::string run_dir;
+  std::string listen = "127.0.0.1:8500";
+  std::string token_file;  // empty: $TRIB_SERVE_TOKEN, else no token (loopback only)
+  std::size_t max_body_bytes = 64u << 20;
+  std::int64_t max_batch = 1024;
+  int poll_ms = 500;
+  int threads = 1;  // intra-op threads of the forward pass
+};
+int run_serve(const ServeArgs& args, const Log& log);
+
 // `trib scale RUN_DIR --workers N`: asks the launcher of the local job running in RUN_DIR
 // to grow or shrink it to N workers (scale_command.cc).
 struct ScaleArgs {
