@@ -117,9 +117,9 @@ int run_cli(int argc, char** argv) {
   ServeArgs serve_args;
   CLI::App* serve_cmd = app.add_subcommand(
       "serve", "Serve a run's model over HTTP, reloading each newer checkpoint while the run trains");
-  serve_cmd->add_option("run_dir", serve_args.run_dir, "run directory (trib train --output)")
-      ->required()
-      ->check(CLI::ExistingDirectory);
+  serve_cmd->add_option("run_dir", serve_args.run_dir, "run directory (trib train --output)")->required();
+  serve_cmd->add_flag("--wait", serve_args.wait,
+                      "wait for the run directory's config.yaml to appear (a run started alongside)");
   serve_cmd->add_option("--listen", serve_args.listen, "HOST:PORT to listen on (port 0: any free one)");
   serve_cmd->add_option("--token-file", serve_args.token_file,
                         "bearer token (hex, mode 600; created if missing); default: $TRIB_SERVE_TOKEN. Required "

@@ -47,6 +47,7 @@ struct ServeArgs {
   std::int64_t max_batch = 1024;
   int poll_ms = 500;
   int threads = 1;  // intra-op threads of the forward pass
+  bool wait = false;  // wait for <run_dir>/config.yaml to appear
 };
 int run_serve(const ServeArgs& args, const Log& log);
 

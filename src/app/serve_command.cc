@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
@@ -40,6 +41,16 @@ int run_serve(const ServeArgs& args, const Log& log) {
   o.max_batch = args.max_batch;
   o.poll = std::chrono::milliseconds(args.poll_ms);
   o.engine = EngineOptions{args.threads, 1};
+  // A run started alongside writes config.yaml once its inputs are checked (and, for a stream
+  // job, its broker is up): wait for it.
+  const std::filesystem::path config = std::filesystem::path(args.run_dir) / "config.yaml";
+  if (args.wait && !std::filesystem::exists(config)) {
+    log.info("waiting for {} (a run starting)", config.string());
+    while (!std::filesystem::exists(config)) {
+      if (terminate.received()) return 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
   onnx_export::RunModel run = onnx_export::load_run_model(args.run_dir);
   const std::string name = run.job.name;
   serve::PredictionServer server(std::move(run), o, log);

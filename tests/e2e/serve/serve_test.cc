@@ -192,3 +192,61 @@ TEST(ServeStart, ARunWithoutACheckpointIsServedOnceItWritesOne) {
 
 }  // namespace
 }  // namespace trib::testing
+
+namespace trib::testing {
+namespace {
+
+TEST(ServeStart, WaitsForARunStartingAlongside) {
+  TinyRun run("serve_wait");
+  Trib serve("serve", {"serve", run.run_dir(), "--listen", "127.0.0.1:0", "--wait", "--poll-ms", "50"});
+  ASSERT_TRUE(wait_until({&serve}, [&] { return serve.printed("waiting for"); }, 30s)) << serve.output();
+  run.train(20);
+  ASSERT_TRUE(wait_until({&serve}, [&] { return !serve.find(R"(on http://[^ ]*:(\d+))").empty(); }, 30s))
+      << serve.output();
+  httplib::Client c("127.0.0.1", std::stoi(serve.find(R"(on http://[^ ]*:(\d+))")));
+  ASSERT_TRUE(wait_until({&serve}, [&] {
+    auto h = c.Get("/v1/health");
+    return h && h->status == 200;
+  }, 30s)) << serve.output();
+}
+
+TEST(ServeStart, NotARunDirectoryIsOneLine) {
+  TribRun r = run_trib({"serve", "/nonexistent/run", "--listen", "127.0.0.1:0"}, 30s);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("/nonexistent/run is not a run directory: it has no config.yaml"), std::string::npos)
+      << r.output;
+}
+
+}  // namespace
+}  // namespace trib::testing
+
+namespace trib::testing {
+namespace {
+
+// A newer checkpoint that does not load (a damaged shard) is reported, and the one served
+// stays: never half a model, never a model that failed its checksums.
+TEST(ServeReload, ADamagedCheckpointIsNotServed) {
+  TinyRun run("serve_damaged");
+  run.train(20);
+  Server server(run.run_dir());
+  const fs::path ckpts = fs::path(run.run_dir()) / "checkpoints";
+  fs::copy(ckpts / "ckpt-20", run.dir().path() / "ckpt-30", fs::copy_options::recursive);
+  for (const auto& e : fs::directory_iterator(run.dir().path() / "ckpt-30"))
+    if (e.path().extension() == ".safetensors") {
+      std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(-3, std::ios::end);
+      f.put('\x5a');
+    }
+  fs::rename(run.dir().path() / "ckpt-30", ckpts / "ckpt-30");  // appears whole, as a publish does
+  ASSERT_TRUE(wait_until({&server.process()}, [&] { return server.process().printed("ckpt-30 not loaded, still serving step 20"); },
+                         30s))
+      << server.process().output();
+  httplib::Client c = server.client();
+  auto res = c.Post("/v1/predict", "{\"instances\": [[1, 2, 3, 4]]}", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(res->get_header_value("X-Trib-Step"), "20");
+}
+
+}  // namespace
+}  // namespace trib::testing
