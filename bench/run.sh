@@ -18,6 +18,7 @@ BENCHES=(
   "sweep_bench"
   "chaos_allreduce_bench"
   "chaos_bench --seed 1"
+  "serve_bench --batches 1,64"
   "script:scaling.sh --quick"
 )
 

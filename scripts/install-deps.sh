@@ -15,13 +15,18 @@ build=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   # cluster.store: etcd://...: libcurl for etcd's JSON gateway.
   libcurl4-openssl-dev
+  # trib export: ONNX's generated protobuf classes (libonnx-dev ships onnx-ml.pb.h and libonnx_proto).
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  # trib serve: HTTP.
+  libcpp-httplib-dev
 )
 # What the examples and the tests train on.
 data=(dataset-fashion-mnist)
 # The tests: GoogleTest, and the programs tests run: kcat (an external Kafka client against
 # the built-in broker), ip (iproute2: hosts in network namespaces), mpirun (a `trib node`
 # launch). Tests that find one absent skip with a line saying so.
-test=(libgtest-dev libgmock-dev kcat iproute2 openmpi-bin etcd-server)
+# python3-onnx, python3-numpy: the export test's checker and its NumPy evaluation of the graph.
+test=(libgtest-dev libgmock-dev kcat iproute2 openmpi-bin etcd-server python3-onnx python3-numpy)
 # The benchmarks' peers, run beside ours in the same run: PyTorch (engine, PS and allreduce
 # training), Open MPI (allreduce; mpicc builds the peer), iperf3 (PS wire speed), kcat
 # (stream ingest). libopenblas0-pthread: PyTorch at its best; torch only recommends an

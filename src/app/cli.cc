@@ -52,6 +52,9 @@ int run_cli(int argc, char** argv) {
   eval_cmd->add_option("config", eval.config, "job file (YAML)")->required()->check(CLI::ExistingFile);
   eval_cmd->add_option("--checkpoint", eval.checkpoint, "ckpt-<step> directory or run directory")->required();
   add_overrides(eval_cmd, eval.overrides);
+  eval_cmd->add_option("--limit", eval.limit, "evaluate the first N test examples only (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  eval_cmd->add_option("--outputs", eval.outputs, "also write the logits [examples, classes] to this .npy file");
 
   RoleArgs ps_args, worker_args;
   CLI::App* ps_cmd = app.add_subcommand("ps", "Run a parameter server of a cluster job");
@@ -100,6 +103,33 @@ int run_cli(int argc, char** argv) {
   std::string inspect_path;
   CLI::App* inspect_cmd = app.add_subcommand("inspect", "List a checkpoint's tensors and manifest");
   inspect_cmd->add_option("path", inspect_path, "ckpt-<step> directory or run directory")->required();
+
+  ExportArgs export_args;
+  CLI::App* export_cmd = app.add_subcommand("export", "Write a run's model with its newest checkpoint as an ONNX file");
+  export_cmd->add_option("run_dir", export_args.run_dir, "run directory (trib train --output)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  export_cmd->add_option("--format", export_args.format, "output format")->check(CLI::IsMember({"onnx"}));
+  export_cmd->add_option("--output", export_args.output, "file to write, e.g. model.onnx")->required();
+  export_cmd->add_option("--checkpoint", export_args.checkpoint, "ckpt-<step> directory (default: the run's newest)");
+  export_cmd->add_option("--opset", export_args.opset, "ONNX opset to declare")->check(CLI::Range(13, 17));
+
+  ServeArgs serve_args;
+  CLI::App* serve_cmd = app.add_subcommand(
+      "serve", "Serve a run's model over HTTP, reloading each newer checkpoint while the run trains");
+  serve_cmd->add_option("run_dir", serve_args.run_dir, "run directory (trib train --output)")->required();
+  serve_cmd->add_flag("--wait", serve_args.wait,
+                      "wait for the run directory's config.yaml to appear (a run started alongside)");
+  serve_cmd->add_option("--listen", serve_args.listen, "HOST:PORT to listen on (port 0: any free one)");
+  serve_cmd->add_option("--token-file", serve_args.token_file,
+                        "bearer token (hex, mode 600; created if missing); default: $TRIB_SERVE_TOKEN. Required "
+                        "beyond loopback");
+  serve_cmd->add_option("--max-body-bytes", serve_args.max_body_bytes, "largest request body")
+      ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 32));
+  serve_cmd->add_option("--max-batch", serve_args.max_batch, "most rows in one request")->check(CLI::Range(1, 1 << 20));
+  serve_cmd->add_option("--poll-ms", serve_args.poll_ms, "how often to look for a newer checkpoint, milliseconds")
+      ->check(CLI::Range(10, 600000));
+  serve_cmd->add_option("--threads", serve_args.threads, "threads of one forward pass")->check(CLI::Range(1, 256));
 
   ScaleArgs scale;
   CLI::App* scale_cmd = app.add_subcommand("scale", "Change the worker count of a running local parameter-server job");
@@ -173,6 +203,8 @@ int run_cli(int argc, char** argv) {
     if (*eval_cmd) return run_eval(eval);
     if (*inspect_cmd) return run_inspect(inspect_path);
     if (*scale_cmd) return run_scale(scale, log);
+    if (*export_cmd) return run_export(export_args);
+    if (*serve_cmd) return run_serve(serve_args, log);
     // A role's SIGTERM (preemption) asks the job to checkpoint and stop (app/cluster_stop.h).
     if (*ps_cmd || *worker_cmd || *node_cmd) {
       TerminationSignal terminate;

@@ -21,10 +21,35 @@ struct EvalArgs {
   std::string config;
   std::string checkpoint;
   std::vector<std::string> overrides;
+  std::int64_t limit = 0;  // the first test examples only; 0: all
+  std::string outputs;     // also write the logits here (.npy)
 };
 int run_eval(const EvalArgs& args);
 
 int run_inspect(const std::string& path);
+
+// `trib export RUN_DIR --format onnx --output FILE` (export_command.cc).
+struct ExportArgs {
+  std::string run_dir;
+  std::string format = "onnx";
+  std::string output;
+  std::string checkpoint;  // a ckpt-<step> directory; empty: the run's newest
+  int opset = 13;
+};
+int run_export(const ExportArgs& args);
+
+// `trib serve RUN_DIR --listen HOST:PORT` (serve_command.cc).
+struct ServeArgs {
+  std::string run_dir;
+  std::string listen = "127.0.0.1:8500";
+  std::string token_file;  // empty: $TRIB_SERVE_TOKEN, else no token (loopback only)
+  std::size_t max_body_bytes = 64u << 20;
+  std::int64_t max_batch = 1024;
+  int poll_ms = 500;
+  int threads = 1;  // intra-op threads of the forward pass
+  bool wait = false;  // wait for <run_dir>/config.yaml to appear
+};
+int run_serve(const ServeArgs& args, const Log& log);
 
 // `trib scale RUN_DIR --workers N`: asks the launcher of the local job running in RUN_DIR
 // to grow or shrink it to N workers (scale_command.cc).

@@ -228,6 +228,8 @@ int run_eval(const EvalArgs& args) {
   train::EvalOptions o;
   o.job = config::load_job_config(args.config, args.overrides);
   o.checkpoint = args.checkpoint;
+  o.limit = args.limit;
+  o.outputs = args.outputs;
   train::evaluate_checkpoint(o);
   return 0;
 }

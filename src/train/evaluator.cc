@@ -19,7 +19,8 @@ ModelGraph& Evaluator::graph_for(std::int64_t batch) {
   return *g;
 }
 
-EvalResult Evaluator::run(const data::Dataset& dataset, VariableStore& vars, std::int64_t limit) {
+EvalResult Evaluator::run(const data::Dataset& dataset, VariableStore& vars, std::int64_t limit,
+                          const std::function<void(const Tensor&)>& on_logits) {
   std::int64_t n = limit > 0 ? std::min(limit, dataset.size()) : dataset.size();
   double loss_sum = 0;
   std::int64_t correct = 0;
@@ -32,6 +33,7 @@ EvalResult Evaluator::run(const data::Dataset& dataset, VariableStore& vars, std
     StepResult r = graph_for(rows).run(as_model_input(b.features(), spec_.input), b.labels(), vars);
     loss_sum += r.loss * rows;
     correct += r.correct;
+    if (on_logits) on_logits(r.logits);
   }
   EvalResult e;
   e.examples = n;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "train/npy_file.h"
 #include "train/training_state.h"
 #include "trib/engine/context.h"
 #include "trib/train/chunked_batch_source.h"
@@ -123,7 +124,14 @@ RunSummary evaluate_checkpoint(const EvalOptions& options) {
   restore_variables(ckpt, ModelGraph(spec, 1, false, engine).parameters(), vars);
   Evaluator evaluator(spec, job.training.eval_batch, engine);
   auto start = Clock::now();
-  EvalResult r = evaluator.run(*data.test, vars);
+  std::vector<float> logits;
+  auto keep_logits = [&](const Tensor& t) {
+    const float* p = t.data<float>();
+    logits.insert(logits.end(), p, p + t.numel());
+  };
+  EvalResult r = evaluator.run(*data.test, vars, options.limit,
+                               options.outputs.empty() ? std::function<void(const Tensor&)>{} : keep_logits);
+  if (!options.outputs.empty()) write_npy_f32(options.outputs, logits, {r.examples, job.model.classes});
   RunSummary s;
   s.accuracy = r.accuracy;
   s.loss = r.loss;

@@ -2,6 +2,7 @@
 // batch norm on running statistics). Graphs are built once per batch size and reused.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -19,8 +20,10 @@ struct EvalResult {
 class Evaluator {
  public:
   Evaluator(ModelSpec spec, std::int64_t batch, const EngineContext& engine);
-  // Evaluates the first `limit` examples (all when limit is 0).
-  EvalResult run(const data::Dataset& dataset, VariableStore& vars, std::int64_t limit = 0);
+  // Evaluates the first `limit` examples (all when limit is 0). `on_logits`, when given,
+  // receives each batch's logits [rows, classes], in order.
+  EvalResult run(const data::Dataset& dataset, VariableStore& vars, std::int64_t limit = 0,
+                 const std::function<void(const Tensor&)>& on_logits = {});
 
  private:
   ModelGraph& graph_for(std::int64_t batch);

@@ -47,6 +47,10 @@ struct EvalOptions {
   config::JobConfig job;
   std::filesystem::path checkpoint;  // a ckpt-<step> directory, or a run directory / root
   std::FILE* log = stdout;
+  std::int64_t limit = 0;             // the first `limit` test examples only; 0: all
+  // Also writes the logits [examples, classes] as a NumPy .npy file (f32): what an exported
+  // or served model's outputs are checked against.
+  std::filesystem::path outputs;
 };
 // Evaluates a checkpoint on the job's test split.
 RunSummary evaluate_checkpoint(const EvalOptions& options);
