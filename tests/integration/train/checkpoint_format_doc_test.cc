@@ -224,7 +224,10 @@ TEST(CheckpointFormatDoc, ACheckpointReadByTheDocAloneIsTheModel) {
   EXPECT_TRUE(position.contains("cursor")) << m.at("data_position").dump();
 
   // The values are the model: the test loss from the layouts by hand is trib's own.
-  train::EvalOptions e{job, ckpt, quiet};
+  train::EvalOptions e;
+  e.job = job;
+  e.checkpoint = ckpt;
+  e.log = quiet;
   const double theirs = train::evaluate_checkpoint(e).loss;
   const double ours = test_loss_by_hand(tensors, 200);
   EXPECT_NEAR(ours, theirs, 1e-4 * std::max(1.0, std::abs(theirs)));
