@@ -154,6 +154,11 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                                   ? job.cluster.max_workers_or_default()
                                                                   : job.cluster.workers,
                                                .workers_may_be_lost = job.strategy.name != config::StrategyName::local,
+                                               // A lost server is relaunched by whatever supervises
+                                               // this host's roles (systemd, Kubernetes, a script:
+                                               // the same `trib ps --join`); the chief restores the
+                                               // job from its newest checkpoint meanwhile.
+                                               .servers_may_be_lost = job.strategy.name == config::StrategyName::ps,
                                                .registry = cluster::make_registry(job.cluster.store, job.name),
                                                .journal = (std::filesystem::path(run_dir) /
                                                            train::RunDirectory::kCoordinatorJournal).string()});

@@ -85,6 +85,9 @@ net::Message Coordinator::join(const std::string& role, int requested, const net
   std::int64_t incarnation = 0;
   {
     std::lock_guard lock(mu_);
+    // A job that failed is stopping: a process started to replace the lost member (a
+    // relaunched chief) is told why, rather than that its index is held.
+    TRIB_CHECK(!failed_, Unavailable, "coordinator: the job has failed ({}); {} refused", failure_, from.to_string());
     std::set<int>& taken = taken_[role];
     if (requested >= 0) {
       TRIB_CHECK(requested < limit, InvalidArgument, "coordinator: {} asked to be {} {}, but the job has {} (0-{})",
@@ -181,10 +184,22 @@ std::string Coordinator::evict_locked(const std::string& address, const std::str
     store_.set(membership_key::lost(entry.role, entry.index), std::to_string(generation));
     cv_.notify_all();
   } else {
-    failure = fmt::format("{} {} at {} was lost: {}", entry.role, entry.index, address, reason);
+    failure = loss_failure(entry.role, entry.index, address, reason);
   }
   publish_locked();
   return failure;
+}
+
+std::string Coordinator::loss_failure(const std::string& role, int index, const std::string& address,
+                                      const std::string& reason) const {
+  if (role != "worker" || index != 0)
+    return fmt::format("{} {} at {} was lost: {}", role, index, address, reason);
+  // The chief holds the run directory, writes the checkpoints and the report: a new process
+  // cannot take its place mid-run, but the run resumes from its newest checkpoint.
+  return fmt::format(
+      "worker 0 (the chief) at {} was lost: {}; the job ends, since the chief is not relaunched in place: resume it "
+      "from its newest checkpoint with --resume {}",
+      address, reason, options_.run_dir.empty() ? std::string("RUN_DIR") : options_.run_dir);
 }
 
 void Coordinator::leave(const std::string& role, int index, const std::string& from) {

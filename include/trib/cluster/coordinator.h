@@ -111,6 +111,10 @@ class Coordinator {
   // Under mu_: the roster of the current generation; publishes it (store and pushes).
   void publish_locked();
   net::Message join_reply(int index, std::int64_t incarnation);
+  // The job's failure when a member the policy cannot do without is lost; for the chief it
+  // says that the job ends and how to go on (--resume from its newest checkpoint).
+  std::string loss_failure(const std::string& role, int index, const std::string& address,
+                           const std::string& reason) const;
 
   // The restart path (coordinator_restart.cc).
   // Takes over the journal's job, if there is one; before the first publish.
