@@ -92,6 +92,8 @@ struct Observed {
   Fault worker, ps, coordinator;
   std::set<std::string> reconnected;  // members back with the restarted coordinator
   std::int64_t chief_step_at_coordinator_kill = -1, chief_step_at_coordinator_back = -1;
+  // The chief's first progress line after the coordinator's kill (lines come every 0.5 s).
+  std::optional<std::pair<std::int64_t, double>> chief_progress_after_kill;
   long redone_while_coordinator_away = 0;  // "N steps to redo" of rewinds in that window
 };
 
@@ -113,7 +115,11 @@ void on_line(Observed& o, const Schedule* s, const std::string& name, const std:
   std::smatch m;
   std::lock_guard lock(o.mu);
   if (std::regex_search(line, m, step_re)) {
-    if (name == "worker0") o.chief_step = std::stoll(m[1]);
+    if (name == "worker0") {
+      o.chief_step = std::stoll(m[1]);
+      if (o.coordinator.at && !o.chief_progress_after_kill)
+        o.chief_progress_after_kill = std::pair{o.chief_step, since(*o.coordinator.at, now)};
+    }
     return;  // progress lines are not echoed
   }
   std::fprintf(stderr, "[%s] %s\n", name.c_str(), line.c_str());
@@ -235,10 +241,14 @@ int main(int argc, char** argv) {
   }
   if (o.coordinator.at)
     std::fprintf(stderr,
-                 "chaos_bench: coordinator away: the chief applied steps %lld to %lld meanwhile; steps lost to its "
-                 "loss (redone by rewinds while it was away): %ld\n",
+                 "chaos_bench: coordinator killed at the chief's step %lld, every member back at its step %lld; the "
+                 "chief's first progress line after the kill: step %lld, %.2f s after it; steps lost to its loss "
+                 "(redone by rewinds while it was away): %ld\n",
                  static_cast<long long>(o.chief_step_at_coordinator_kill),
-                 static_cast<long long>(o.chief_step_at_coordinator_back), o.redone_while_coordinator_away);
+                 static_cast<long long>(o.chief_step_at_coordinator_back),
+                 static_cast<long long>(o.chief_progress_after_kill ? o.chief_progress_after_kill->first : -1),
+                 o.chief_progress_after_kill ? o.chief_progress_after_kill->second : -1.0,
+                 o.redone_while_coordinator_away);
   fmt::print(
       "bench=chaos strategy=ps mode=async workers=3 ps=2 faults={} survived={} accuracy={} fault_free_accuracy={} "
       "worker_recovery_s={} ps_recovery_s={} coordinator_recovery_s={} steps_redone={}\n",

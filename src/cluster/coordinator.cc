@@ -87,7 +87,7 @@ net::Message Coordinator::join(const std::string& role, int requested, const net
     std::lock_guard lock(mu_);
     // A job that failed is stopping: a process started to replace the lost member (a
     // relaunched chief) is told why, rather than that its index is held.
-    TRIB_CHECK(!failed_, Unavailable, "coordinator: the job has failed ({}); {} refused", failure_, from.to_string());
+    TRIB_CHECK(!failed_, InvalidArgument, "coordinator: the job has failed ({}); {} refused", failure_, from.to_string());
     std::set<int>& taken = taken_[role];
     if (requested >= 0) {
       TRIB_CHECK(requested < limit, InvalidArgument, "coordinator: {} asked to be {} {}, but the job has {} (0-{})",
@@ -197,7 +197,7 @@ std::string Coordinator::loss_failure(const std::string& role, int index, const 
   // The chief holds the run directory, writes the checkpoints and the report: a new process
   // cannot take its place mid-run, but the run resumes from its newest checkpoint.
   return fmt::format(
-      "worker 0 (the chief) at {} was lost: {}; the job ends, since the chief is not relaunched in place: resume it "
+      "worker 0 at {} was lost: {}; it is the chief, which is not relaunched in place, so the job ends: resume it "
       "from its newest checkpoint with --resume {}",
       address, reason, options_.run_dir.empty() ? std::string("RUN_DIR") : options_.run_dir);
 }

@@ -108,8 +108,8 @@ TEST(SupervisedRestart, ALostChiefEndsTheJobWithOneLineSayingHowToResume) {
   const std::string out = transcript(all);
   EXPECT_NE(job.coordinator->exit_code(), 0) << out;
   EXPECT_TRUE(std::regex_search(job.coordinator->output(),
-                                std::regex("the job failed: worker 0 \\(the chief\\) at [^ ]+ was lost: .*; the job ends, "
-                                           "since the chief is not relaunched in place: resume it from its newest "
+                                std::regex("the job failed: worker 0 at [^ ]+ was lost: .*; it is the chief, which is not "
+                                           "relaunched in place, so the job ends: resume it from its newest "
                                            "checkpoint with --resume " +
                                            job.run.string())))
       << out;
