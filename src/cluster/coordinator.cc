@@ -174,7 +174,7 @@ std::string Coordinator::evict_locked(const std::string& address, const std::str
   entry.registration.reset();
   const std::int64_t generation = registry_->roster().generation;
   const bool optional = (entry.role == "worker" && entry.index != 0 && options_.workers_may_be_lost) ||
-                        (entry.role == "ps" && options_.servers_may_be_lost);
+                        (entry.role == "ps" && server_may_be_lost_locked(entry.index));
   std::string failure;
   if (optional) {
     lost_[fmt::format("{}/{}", entry.role, entry.index)] =
@@ -188,6 +188,10 @@ std::string Coordinator::evict_locked(const std::string& address, const std::str
   }
   publish_locked();
   return failure;
+}
+
+bool Coordinator::server_may_be_lost_locked(int index) {
+  return options_.servers_may_be_lost && !store_.try_get(fmt::format("ps/{}/address", index)).value_or("").empty();
 }
 
 std::string Coordinator::loss_failure(const std::string& role, int index, const std::string& address,

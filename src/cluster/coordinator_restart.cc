@@ -122,7 +122,7 @@ void Coordinator::expire_awaiting_locked() {
     const bool finished = store_.try_get(fmt::format("left/{}/{}", e.role, e.index)).value_or("") == "1";
     if (finished) continue;
     if ((e.role == "worker" && e.index != 0 && options_.workers_may_be_lost) ||
-        (e.role == "ps" && options_.servers_may_be_lost)) {
+        (e.role == "ps" && server_may_be_lost_locked(e.index))) {
       lost_[name] = LostEntry{e.role, e.index, e.incarnation, generation, reason};
       taken_[e.role].erase(e.index);
       if (e.role == "worker") --workers_left_;

@@ -169,6 +169,7 @@ TEST_F(CoordinatorRestartTest, AServerNotBackAfterTheRestartIsLostAndItsIndexFre
     auto first = coordinator("127.0.0.1:0", "name: t\n", relaunched, Millis(500));
     const std::string address = first->address();
     auto ps = join(address, "ps", 0);
+    ps->store().set("ps/0/address", "127.0.0.1:1234");  // it served
     auto w0 = join(address, "worker", 0);
     first.reset();
     ps.reset();  // gone with the coordinator: it never reconnects
@@ -193,6 +194,19 @@ TEST_F(CoordinatorRestartTest, AServerNotBackAfterTheRestartIsLostAndItsIndexFre
     w1->leave();
     EXPECT_TRUE(second->wait(Millis(10000)).ok);
   }
+}
+
+// A server lost before it served (it never published its address: a port in use, a bad
+// --bind) failed to start, and its relaunch would fail the same way: the job ends, naming it,
+// even where supervisors relaunch servers.
+TEST_F(CoordinatorRestartTest, AServerLostBeforeItServedEndsTheJobEvenWhenServersAreRelaunched) {
+  auto c = coordinator("127.0.0.1:0", "name: t\n", /*servers_may_be_lost=*/true);
+  auto w0 = join(c->address(), "worker", 0);
+  auto ps = join(c->address(), "ps", 0);
+  ps.reset();
+  Outcome o = c->wait(Millis(10000));
+  EXPECT_FALSE(o.ok);
+  EXPECT_NE(o.failure.find("ps 0 at"), std::string::npos) << o.failure;
 }
 
 }  // namespace
