@@ -6,7 +6,7 @@
 //   - a worker (1 or 2) once the chief's checkpoint of step A exists. worker_recovery_s: from the
 //     kill to the relaunched worker's "starts at step" line (it applies steps again; the others
 //     never stopped);
-//   - a parameter server (0 or 1) once the worker is back and the checkpoint of step B > A
+//   - a parameter server (0 or 1) once the worker is back and a checkpoint of step >= B > A
 //     exists. ps_recovery_s: from the kill to the chief's rewind line (every worker is blocked
 //     until then; the chief applies its next step right after);
 //   - the coordinator, once the chief is 25 or 50 steps past the restore. It is started again on
