@@ -100,16 +100,17 @@ class Supervisor {
   };
 
   void spawn_locked(const std::string& name, Child& c) {
+    // Built before fork: the child of a threaded process only dups and execs.
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(binary_.c_str()));
+    for (const std::string& a : c.args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
     const pid_t pid = ::fork();
     if (pid == 0) {
       ::dup2(fds[1], 1);
       ::dup2(fds[1], 2);
-      std::vector<char*> argv;
-      argv.push_back(const_cast<char*>(binary_.c_str()));
-      for (const std::string& a : c.args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
       ::execv(binary_.c_str(), argv.data());
       std::_Exit(127);
     }
