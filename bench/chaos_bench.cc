@@ -1,54 +1,61 @@
-// bench=chaos strategy=ps: faults injected for real into one run of examples/fashion_ps.yaml
-// (2 parameter servers, 3 async workers, a local cluster), on a seeded schedule, beside a
-// fault-free run of the same job:
-//   - worker 1 is killed (SIGKILL) once the chief's checkpoint of step A exists; the launcher
-//     relaunches it and it rejoins. worker_recovery_s: from the kill to its "starts at step"
-//     line (it is training again; the others never stopped).
-//   - server 1 is killed once the checkpoint of step B > A exists; the launcher relaunches it
-//     and the chief restores the job from its newest checkpoint. ps_recovery_s: from the kill
-//     to the chief's rewind line, after which it applies steps again.
-//   faults=K survived=K: faults injected, and those the job recovered from (it finished, exit 0).
-//   steps_redone: the total the chief's report gives. The coordinator is not killed here
-//   (coordinator_recovery_s=na).
+// bench=chaos strategy=ps (issue 12): one run of examples/fashion_ps.yaml as a multi-host job
+// (a `trib coordinator`, 2 `trib ps --join` and 3 async `trib worker --join` processes on
+// loopback) under a supervisor played by this program (chaos_supervisor.h: a process ended by a
+// signal is started again with the same command), beside a fault-free run of the same job. A
+// seeded schedule kills, one after the other, with SIGKILL:
+//   - a worker (1 or 2) once the chief's checkpoint of step A exists. worker_recovery_s: from the
+//     kill to the relaunched worker's "starts at step" line (it applies steps again; the others
+//     never stopped);
+//   - a parameter server (0 or 1) once the worker is back and a checkpoint of step >= B > A
+//     exists. ps_recovery_s: from the kill to the chief's rewind line (every worker is blocked
+//     until then; the chief applies its next step right after);
+//   - the coordinator, once the chief is 25 or 50 steps past the restore. It is started again on
+//     its run directory and takes the job back from its journal. coordinator_recovery_s: from
+//     the kill to the last member's "reconnected to the coordinator" line (the membership whole
+//     again; the data plane never stopped meanwhile).
+// faults=K survived=K: faults injected, and those the job recovered from (it finished, exit 0).
+// steps_redone: the chief's report's total. Steps lost to the coordinator's loss (stderr, not in
+// the line): the steps redone by rewinds that happened while it was away or being rejoined (0
+// is the target), with the chief's steps applied in that time to show the data plane went on.
 // Usage: chaos_bench [--seed N] [--epochs N]
-#include <signal.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <cstdio>
-#include <filesystem>
 #include <atomic>
-#include <map>
-#include <mutex>
-#include <thread>
+#include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <random>
 #include <regex>
-#include <string>
-#include <vector>
+#include <set>
 
 #include <fmt/format.h>
+
+#include "chaos_supervisor.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using trib::bench::Clock;
+using trib::bench::Supervisor;
 
 std::string trib_binary() { return (fs::read_symlink("/proc/self/exe").parent_path() / "trib").string(); }
 
-struct Kill {
-  std::string process;        // "worker1", "ps1"
-  int after_checkpoint = 0;   // the chief's checkpoint step that triggers it
-  std::optional<Clock::time_point> at;
-  std::optional<double> recovery_s;
-};
-
-struct Run {
-  int exit_code = -1;
-  std::optional<double> accuracy;
-  long steps_redone = 0;
-  std::vector<Kill> kills;
-};
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
+}
 
 // The step of the newest checkpoint under `run_dir`, or -1.
 int newest_checkpoint(const fs::path& run_dir) {
@@ -62,62 +69,127 @@ int newest_checkpoint(const fs::path& run_dir) {
   return newest;
 }
 
-// Runs the job; kills as scheduled (a thread watches the checkpoints appear), timing each
-// recovery from the lines that follow.
-Run run(const std::string& args, const fs::path& run_dir, std::vector<Kill> kills) {
-  Run out;
-  FILE* p = popen(("exec " + trib_binary() + " train " + args + " 2>&1").c_str(), "r");
-  if (p == nullptr) return out;
+struct Schedule {
+  std::string worker;  // "worker1"
+  std::string ps;      // "ps0"
+  int worker_at = 0;   // the chief's checkpoint step that triggers the worker's kill
+  int ps_at = 0;
+  int coordinator_after = 0;  // chief steps past the restore's step
+};
+
+struct Fault {
+  std::optional<Clock::time_point> at;
+  std::optional<double> recovery_s;
+};
+
+// What the lines of one run say; written by the supervisor's reader, read by the schedule.
+struct Observed {
   std::mutex mu;
-  std::map<std::string, int> pids;
-  std::atomic<bool> done{false};
-  std::thread killer([&] {
-    while (!done.load()) {
-      const int newest = newest_checkpoint(run_dir);
-      {
-        std::lock_guard lock(mu);
-        for (Kill& k : kills)
-          if (!k.at && newest >= k.after_checkpoint && pids.contains(k.process)) {
-            ::kill(pids[k.process], SIGKILL);
-            k.at = Clock::now();
-            std::fprintf(stderr, "chaos_bench: killed %s (pid %d) at the chief's checkpoint %d\n", k.process.c_str(),
-                         pids[k.process], newest);
-          }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::int64_t chief_step = -1;
+  std::optional<int> restore_step;  // the checkpoint step the chief's restore went back to
+  std::optional<double> accuracy;
+  long steps_redone = 0;
+  Fault worker, ps, coordinator;
+  std::set<std::string> reconnected;  // members back with the restarted coordinator
+  std::int64_t chief_step_at_coordinator_kill = -1, chief_step_at_coordinator_back = -1;
+  // The chief's first progress line after the coordinator's kill (lines come every 0.5 s).
+  std::optional<std::pair<std::int64_t, double>> chief_progress_after_kill;
+  long redone_while_coordinator_away = 0;  // "N steps to redo" of rewinds in that window
+};
+
+double since(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
+
+struct Run {
+  int exit_code = -1;  // the coordinator's (0: every worker finished)
+  Observed* seen = nullptr;
+};
+
+const std::vector<std::string> kMembers{"ps0", "ps1", "worker0", "worker1", "worker2"};
+
+void on_line(Observed& o, const Schedule* s, const std::string& name, const std::string& line, Clock::time_point now) {
+  static const std::regex step_re("step=([0-9]+) total=");
+  static const std::regex restore_re("worker 0: parameter server restore: .* \\(step ([0-9]+)\\) in generation");
+  static const std::regex redo_re("parameter server restore \\(.*\\(([0-9]+) steps to redo\\)");
+  static const std::regex acc_re("done: test accuracy ([0-9.]+)");
+  static const std::regex redone_re("steps redone in all: ([0-9]+)");
+  std::smatch m;
+  std::lock_guard lock(o.mu);
+  if (std::regex_search(line, m, step_re)) {
+    if (name == "worker0") {
+      o.chief_step = std::stoll(m[1]);
+      if (o.coordinator.at && !o.chief_progress_after_kill)
+        o.chief_progress_after_kill = std::pair{o.chief_step, since(*o.coordinator.at, now)};
     }
-  });
-  const std::regex pid_re("(ps[0-9]+|worker[0-9]+) (?:relaunched )?\\(pid ([0-9]+)\\)");
-  const std::regex acc_re("done: test accuracy ([0-9.]+)");
-  const std::regex redone_re("steps redone in all: ([0-9]+)");
-  char buf[8192];
-  while (std::fgets(buf, sizeof buf, p) != nullptr) {
-    const std::string line(buf);
-    std::fputs(buf, stderr);
-    std::lock_guard lock(mu);
-    for (auto it = std::sregex_iterator(line.begin(), line.end(), pid_re); it != std::sregex_iterator(); ++it)
-      pids[(*it)[1]] = std::stoi((*it)[2]);
-    std::smatch m;
-    for (Kill& k : kills) {
-      if (!k.at || k.recovery_s) continue;
-      const bool back = k.process.starts_with("worker")
-                            ? line.find("[" + k.process + "] worker " + k.process.substr(6) + ": starts at step") !=
-                                  std::string::npos
-                            : line.find("[worker0] worker 0: parameter server restore (") != std::string::npos;
-      if (back) k.recovery_s = std::chrono::duration<double>(Clock::now() - *k.at).count();
-    }
-    if (std::regex_search(line, m, acc_re)) out.accuracy = std::stod(m[1]);
-    if (std::regex_search(line, m, redone_re)) out.steps_redone = std::stol(m[1]);
+    return;  // progress lines are not echoed
   }
-  done = true;
-  killer.join();
-  const int status = pclose(p);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  out.kills = std::move(kills);
-  return out;
+  std::fprintf(stderr, "[%s] %s\n", name.c_str(), line.c_str());
+  if (name == "worker0" && std::regex_search(line, m, acc_re)) o.accuracy = std::stod(m[1]);
+  if (name == "worker0" && std::regex_search(line, m, redone_re)) o.steps_redone = std::stol(m[1]);
+  if (s == nullptr) return;
+  if (o.worker.at && !o.worker.recovery_s && name == s->worker &&
+      line.find("worker " + s->worker.substr(6) + ": starts at step") != std::string::npos)
+    o.worker.recovery_s = since(*o.worker.at, now);
+  if (o.ps.at && !o.ps.recovery_s && name == "worker0" && std::regex_search(line, m, restore_re)) {
+    o.restore_step = std::stoi(m[1]);
+  }
+  if (o.ps.at && !o.ps.recovery_s && name == "worker0" &&
+      line.find("worker 0: parameter server restore (") != std::string::npos)
+    o.ps.recovery_s = since(*o.ps.at, now);
+  if (o.coordinator.at && !o.coordinator.recovery_s) {
+    if (std::regex_search(line, m, redo_re)) o.redone_while_coordinator_away += std::stol(m[1]);
+    if (line.find("reconnected to the coordinator at") != std::string::npos) o.reconnected.insert(name);
+    if (o.reconnected.size() == kMembers.size()) {
+      o.coordinator.recovery_s = since(*o.coordinator.at, now);
+      o.chief_step_at_coordinator_back = o.chief_step;
+    }
+  }
+}
+
+// Runs the job under the supervisor; kills as `s` says (none when null).
+int run(const std::string& job, const std::vector<std::string>& settings, const fs::path& run_dir, const Schedule* s,
+        Observed& o) {
+  const std::string address = fmt::format("127.0.0.1:{}", free_port());
+  Supervisor sup(trib_binary(), [&](const std::string& name, const std::string& line, Clock::time_point now) {
+    on_line(o, s, name, line, now);
+  });
+  std::vector<std::string> coordinator{"coordinator", job, "--listen", address, "--output", run_dir.string()};
+  for (const std::string& kv : settings) coordinator.insert(coordinator.end(), {"--set", kv});
+  sup.start("coordinator", coordinator, true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (const std::string& m : kMembers) {
+    const bool ps = m.starts_with("ps");
+    std::vector<std::string> args{ps ? "ps" : "worker", "--join", address, "--index", m.substr(ps ? 2 : 6)};
+    if (!ps) args.push_back("--progress-lines");
+    sup.start(m, args, true);
+  }
+  const auto limit = Clock::now() + std::chrono::minutes(15);
+  while (s != nullptr && Clock::now() < limit && sup.exit_code("coordinator") < 0) {
+    {
+      std::lock_guard lock(o.mu);
+      const int newest = newest_checkpoint(run_dir);
+      auto kill = [&](Fault& f, const std::string& name, const std::string& why) {
+        f.at = sup.signal(name, SIGKILL);
+        if (f.at) std::fprintf(stderr, "chaos_bench: killed %s at %s\n", name.c_str(), why.c_str());
+      };
+      if (!o.worker.at && newest >= s->worker_at)
+        kill(o.worker, s->worker, fmt::format("the chief's checkpoint {}", newest));
+      else if (o.worker.recovery_s && !o.ps.at && newest >= s->ps_at)
+        kill(o.ps, s->ps, fmt::format("the chief's checkpoint {}", newest));
+      else if (o.ps.recovery_s && o.restore_step && !o.coordinator.at &&
+               o.chief_step >= *o.restore_step + s->coordinator_after) {
+        kill(o.coordinator, "coordinator", fmt::format("the chief's step {}", o.chief_step));
+        o.chief_step_at_coordinator_kill = o.chief_step;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  sup.wait_all(std::chrono::seconds(std::max<long>(
+      1, std::chrono::duration_cast<std::chrono::seconds>(limit - Clock::now()).count())));
+  return sup.exit_code("coordinator");
 }
 
 std::string seconds(const std::optional<double>& s) { return s ? fmt::format("{:.2f}", *s) : "na"; }
+std::string accuracy(const std::optional<double>& a) { return a ? fmt::format("{:.4f}", *a) : "na"; }
 
 }  // namespace
 
@@ -133,39 +205,54 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // Every role reads the cluster secret from the environment, as a supervisor would pass it.
+  ::setenv("TRIB_CLUSTER_SECRET", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", 1);
   const fs::path tmp = fs::temp_directory_path();
   const std::string job = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml";
   auto dir = [&](const std::string& name) { return tmp / fmt::format("trib_chaos_{}_{}", name, ::getpid()); };
-  auto args = [&](const std::string& name) {
-    return fmt::format(
-        "{} --output {} --set threads.intra=1 --set training.train_metrics=false --set data.train_subset=24000"
-        " --set data.test_subset=2000 --set training.epochs={} --set cluster.ps=2 --set cluster.workers=3"
-        " --set training.checkpoint_every=25",
-        job, dir(name).string(), epochs);
-  };
-  // The schedule: the worker at the chief's checkpoint 25 or 50, the server 50 or 75 steps later.
+  const std::vector<std::string> settings{
+      "threads.intra=1",       "training.train_metrics=false", "data.train_subset=24000", "data.test_subset=2000",
+      fmt::format("training.epochs={}", epochs), "cluster.ps=2", "cluster.workers=3", "training.checkpoint_every=25",
+      "training.eval_every=1000000"};
+  // The schedule: a worker at the chief's checkpoint 25 or 50, a server 50 or 75 steps later,
+  // the coordinator 25 or 50 steps past the restore.
   std::mt19937 rng(seed);
-  const int a = 25 * (1 + static_cast<int>(rng() % 2));
-  const int b = a + 25 * (2 + static_cast<int>(rng() % 2));
+  Schedule s;
+  s.worker = fmt::format("worker{}", 1 + rng() % 2);
+  s.ps = fmt::format("ps{}", rng() % 2);
+  s.worker_at = 25 * (1 + static_cast<int>(rng() % 2));
+  s.ps_at = s.worker_at + 25 * (2 + static_cast<int>(rng() % 2));
+  s.coordinator_after = 25 * (1 + static_cast<int>(rng() % 2));
+  std::fprintf(stderr, "chaos_bench: seed %u: kill %s at checkpoint %d, %s at checkpoint %d, the coordinator %d steps "
+               "past the restore\n", seed, s.worker.c_str(), s.worker_at, s.ps.c_str(), s.ps_at, s.coordinator_after);
 
-  Run clean = run(args("clean"), dir("clean"), {});
-  Run chaos = run(args("chaos"), dir("chaos"), {Kill{"worker1", a, {}, {}}, Kill{"ps1", b, {}, {}}});
+  Observed clean_seen, chaos_seen;
+  const int clean = run(job, settings, dir("clean"), nullptr, clean_seen);
+  const int chaos = run(job, settings, dir("chaos"), &s, chaos_seen);
   fs::remove_all(dir("clean"));
   fs::remove_all(dir("chaos"));
 
+  Observed& o = chaos_seen;
   int faults = 0, survived = 0;
-  std::optional<double> worker_s, ps_s;
-  for (const Kill& k : chaos.kills) {
-    if (!k.at) continue;
+  for (const Fault* f : {&o.worker, &o.ps, &o.coordinator}) {
+    if (!f->at) continue;
     ++faults;
-    if (chaos.exit_code == 0 && k.recovery_s) ++survived;
-    (k.process.starts_with("worker") ? worker_s : ps_s) = k.recovery_s;
+    if (chaos == 0 && f->recovery_s) ++survived;
   }
+  if (o.coordinator.at)
+    std::fprintf(stderr,
+                 "chaos_bench: coordinator killed at the chief's step %lld, every member back at its step %lld; the "
+                 "chief's first progress line after the kill: step %lld, %.2f s after it; steps lost to its loss "
+                 "(redone by rewinds while it was away): %ld\n",
+                 static_cast<long long>(o.chief_step_at_coordinator_kill),
+                 static_cast<long long>(o.chief_step_at_coordinator_back),
+                 static_cast<long long>(o.chief_progress_after_kill ? o.chief_progress_after_kill->first : -1),
+                 o.chief_progress_after_kill ? o.chief_progress_after_kill->second : -1.0,
+                 o.redone_while_coordinator_away);
   fmt::print(
-      "bench=chaos strategy=ps mode=async workers=3 ps=2 seed={} faults={} survived={} accuracy={} "
-      "fault_free_accuracy={} worker_recovery_s={} ps_recovery_s={} coordinator_recovery_s=na steps_redone={}\n",
-      seed, faults, survived, chaos.accuracy ? fmt::format("{:.4f}", *chaos.accuracy) : "na",
-      clean.accuracy ? fmt::format("{:.4f}", *clean.accuracy) : "na", seconds(worker_s), seconds(ps_s),
-      chaos.steps_redone);
-  return clean.exit_code == 0 && chaos.exit_code == 0 ? 0 : 1;
+      "bench=chaos strategy=ps mode=async workers=3 ps=2 faults={} survived={} accuracy={} fault_free_accuracy={} "
+      "worker_recovery_s={} ps_recovery_s={} coordinator_recovery_s={} steps_redone={}\n",
+      faults, survived, accuracy(o.accuracy), accuracy(clean_seen.accuracy), seconds(o.worker.recovery_s),
+      seconds(o.ps.recovery_s), seconds(o.coordinator.recovery_s), o.steps_redone);
+  return clean == 0 && chaos == 0 ? 0 : 1;
 }

@@ -162,7 +162,8 @@ ps::PsRecoveryOptions ps_recovery(cluster::Member& member, const RoleArgs& args,
   cluster::Member* m = &member;
   auto check_running = [m] {
     if (m->shutdown_requested())
-      throw Error(fmt::format("the coordinator at {} stopped the job while a parameter server was away",
+      throw Error(fmt::format("the coordinator at {} stopped the job while this worker was reaching the parameter "
+                              "servers again: another role failed (the coordinator's log says which)",
                               m->coordinator_address()));
   };
   ps::PsRecoveryOptions r;

@@ -192,6 +192,13 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                                   : job.cluster.workers,
                                                .workers_may_be_lost = job.strategy.name != config::StrategyName::local &&
                                                                       !allreduce_stream(job),
+                                               // A lost server is relaunched by whatever supervises
+                                               // this host's roles (systemd, Kubernetes, a script:
+                                               // the same `trib ps --join`); the chief restores the
+                                               // job from its newest checkpoint meanwhile. Not a
+                                               // stream job's: its Kafka positions would not rewind.
+                                               .servers_may_be_lost = job.strategy.name == config::StrategyName::ps &&
+                                                                      !job.data.stream(),
                                                .registry = cluster::make_registry(job.cluster.store, job.name),
                                                .journal = (std::filesystem::path(run_dir) /
                                                            train::RunDirectory::kCoordinatorJournal).string()});

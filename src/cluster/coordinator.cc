@@ -85,6 +85,9 @@ net::Message Coordinator::join(const std::string& role, int requested, const net
   std::int64_t incarnation = 0;
   {
     std::lock_guard lock(mu_);
+    // A job that failed is stopping: a process started to replace the lost member (a
+    // relaunched chief) is told why, rather than that its index is held.
+    TRIB_CHECK(!failed_, InvalidArgument, "coordinator: the job has failed ({}); {} refused", failure_, from.to_string());
     std::set<int>& taken = taken_[role];
     if (requested >= 0) {
       TRIB_CHECK(requested < limit, InvalidArgument, "coordinator: {} asked to be {} {}, but the job has {} (0-{})",
@@ -171,7 +174,7 @@ std::string Coordinator::evict_locked(const std::string& address, const std::str
   entry.registration.reset();
   const std::int64_t generation = registry_->roster().generation;
   const bool optional = (entry.role == "worker" && entry.index != 0 && options_.workers_may_be_lost) ||
-                        (entry.role == "ps" && options_.servers_may_be_lost);
+                        (entry.role == "ps" && server_may_be_lost_locked(entry.index));
   std::string failure;
   if (optional) {
     lost_[fmt::format("{}/{}", entry.role, entry.index)] =
@@ -181,10 +184,26 @@ std::string Coordinator::evict_locked(const std::string& address, const std::str
     store_.set(membership_key::lost(entry.role, entry.index), std::to_string(generation));
     cv_.notify_all();
   } else {
-    failure = fmt::format("{} {} at {} was lost: {}", entry.role, entry.index, address, reason);
+    failure = loss_failure(entry.role, entry.index, address, reason);
   }
   publish_locked();
   return failure;
+}
+
+bool Coordinator::server_may_be_lost_locked(int index) {
+  return options_.servers_may_be_lost && !store_.try_get(fmt::format("ps/{}/address", index)).value_or("").empty();
+}
+
+std::string Coordinator::loss_failure(const std::string& role, int index, const std::string& address,
+                                      const std::string& reason) const {
+  if (role != "worker" || index != 0)
+    return fmt::format("{} {} at {} was lost: {}", role, index, address, reason);
+  // The chief holds the run directory, writes the checkpoints and the report: a new process
+  // cannot take its place mid-run, but the run resumes from its newest checkpoint.
+  return fmt::format(
+      "worker 0 at {} was lost: {}; it is the chief, which is not relaunched in place, so the job ends: resume it "
+      "from its newest checkpoint with --resume {}",
+      address, reason, options_.run_dir.empty() ? std::string("RUN_DIR") : options_.run_dir);
 }
 
 void Coordinator::leave(const std::string& role, int index, const std::string& from) {

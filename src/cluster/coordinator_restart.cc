@@ -121,14 +121,15 @@ void Coordinator::expire_awaiting_locked() {
                                            options_.rejoin_grace.count() / 1000);
     const bool finished = store_.try_get(fmt::format("left/{}/{}", e.role, e.index)).value_or("") == "1";
     if (finished) continue;
-    if (e.role == "worker" && e.index != 0 && options_.workers_may_be_lost) {
+    if ((e.role == "worker" && e.index != 0 && options_.workers_may_be_lost) ||
+        (e.role == "ps" && server_may_be_lost_locked(e.index))) {
       lost_[name] = LostEntry{e.role, e.index, e.incarnation, generation, reason};
       taken_[e.role].erase(e.index);
-      --workers_left_;
+      if (e.role == "worker") --workers_left_;
       store_.set(membership_key::lost(e.role, e.index), std::to_string(generation));
     } else if (!failed_) {
       failed_ = true;
-      failure_ = fmt::format("{} {} at {} was lost: {}", e.role, e.index, e.address, reason);
+      failure_ = loss_failure(e.role, e.index, e.address, reason);
     }
   }
   awaiting_.clear();

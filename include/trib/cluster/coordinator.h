@@ -111,6 +111,14 @@ class Coordinator {
   // Under mu_: the roster of the current generation; publishes it (store and pushes).
   void publish_locked();
   net::Message join_reply(int index, std::int64_t incarnation);
+  // Under mu_: whether the job goes on without server `index` (servers_may_be_lost): only
+  // once it has served (published its address). One lost before that failed to start (a port
+  // in use, a bad address), and a relaunch would fail the same way.
+  bool server_may_be_lost_locked(int index);
+  // The job's failure when a member the policy cannot do without is lost; for the chief it
+  // says that the job ends and how to go on (--resume from its newest checkpoint).
+  std::string loss_failure(const std::string& role, int index, const std::string& address,
+                           const std::string& reason) const;
 
   // The restart path (coordinator_restart.cc).
   // Takes over the journal's job, if there is one; before the first publish.

@@ -3,6 +3,7 @@
 // role binds to its namespace's address, so they can reach each other only across the
 // bridge, as on separate hosts. Every address used (10.99.0.0/24) exists only inside the
 // namespaces this test creates; nothing is sent anywhere else.
+#include <signal.h>
 #include <unistd.h>
 
 #include "e2e/trib_process.h"
@@ -222,6 +223,49 @@ TEST(NetworkNamespaces, NoSharedFilesystemCheckpointsAndResumes) {
   std::string second = run_job(7001, {"--resume", run, "--set", "training.steps=60"});
   EXPECT_NE(second.find("resumed from " + run + "/checkpoints/ckpt-40 at step 40"), std::string::npos) << second;
   EXPECT_EQ(newest_checkpoint(run), 60) << second;
+}
+
+// Recovery under any supervisor, across hosts: the parameter server's host loses it
+// (kill -9) and starts it again with the same command; it rejoins at a new port, and the chief,
+// in another namespace, restores it from its newest checkpoint over the network.
+TEST(NetworkNamespaces, ARelaunchedServerRejoinsAndTheChiefRestoresItAcrossHosts) {
+  NamespaceLab lab;
+  if (std::string why = lab.create(); !why.empty())
+    GTEST_SKIP() << "skipping the multi-host test in network namespaces: " << why;
+  TempDir dir("netns_ps_relaunch");
+  std::string secret = dir.file("secret", kSecretHex);
+  std::string job = dir.file("job.yaml", tiny_job("cluster: {ps: 1, workers: 1}\n"));
+  const fs::path run = dir.path() / "run";
+  std::string coordinator_address = lab.host(0).address + ":7000";
+  Trib coordinator("coordinator",
+                   {"coordinator", job, "--listen", coordinator_address, "--secret-file", secret, "--output",
+                    run.string(), "--set", "training.steps=3000", "--set", "training.checkpoint_every=100", "--set",
+                    "training.eval_every=1000000"},
+                   lab.exec_in(0));
+  ASSERT_TRUE(wait_until({&coordinator}, [&] { return coordinator.printed("waiting for"); }, 20s))
+      << coordinator.output();
+  const std::vector<std::string> ps_command{"ps", "--join", coordinator_address, "--bind", lab.host(1).address,
+                                            "--secret-file", secret};
+  auto ps = std::make_unique<Trib>("ps", ps_command, lab.exec_in(1));
+  Trib worker("worker",
+              {"worker", "--join", coordinator_address, "--bind", lab.host(2).address, "--secret-file", secret},
+              lab.exec_in(2));
+  std::vector<Trib*> all{&coordinator, ps.get(), &worker};
+  ASSERT_TRUE(wait_until(all, [&] { return newest_checkpoint(run) >= 100; }, 120s)) << transcript(all);
+  ps->signal(SIGKILL);
+  ASSERT_TRUE(wait_exit(*ps, 10s, all)) << transcript(all);
+  Trib relaunched("ps relaunched", ps_command, lab.exec_in(1));
+  all.push_back(&relaunched);
+  ASSERT_TRUE(wait_until(all, [&] { return coordinator.exited() && relaunched.exited() && worker.exited(); }, 240s))
+      << transcript(all);
+  EXPECT_EQ(coordinator.exit_code(), 0) << transcript(all);
+  EXPECT_EQ(relaunched.exit_code(), 0) << transcript(all);
+  EXPECT_EQ(worker.exit_code(), 0) << transcript(all);
+  EXPECT_TRUE(relaunched.printed("ps 0 serving at " + lab.host(1).address + ":")) << transcript(all);
+  EXPECT_TRUE(std::regex_search(worker.output(), std::regex("worker 0: parameter server restore: ps 0 lost; every server "
+                                                            "reloaded checkpoint \\S+/ckpt-[0-9]+ \\(step [0-9]+\\)")))
+      << transcript(all);
+  EXPECT_TRUE(worker.printed("done: test accuracy")) << transcript(all);
 }
 
 }  // namespace

@@ -36,7 +36,8 @@ class CoordinatorRestartTest : public ::testing::Test {
   std::shared_ptr<net::Transport> transport(const std::string& role) {
     return std::make_shared<net::TcpTransport>(net::NetContext::create(secret_, {role, 0, ""}));
   }
-  std::unique_ptr<Coordinator> coordinator(const std::string& listen, const std::string& job = "name: t\n") {
+  std::unique_ptr<Coordinator> coordinator(const std::string& listen, const std::string& job = "name: t\n",
+                                           bool servers_may_be_lost = false, Millis rejoin_grace = Millis(30000)) {
     return std::make_unique<Coordinator>(transport("coordinator"),
                                          CoordinatorOptions{.listen = listen,
                                                             .job_yaml = job,
@@ -44,7 +45,9 @@ class CoordinatorRestartTest : public ::testing::Test {
                                                             .ps = 1,
                                                             .workers = 2,
                                                             .workers_may_be_lost = true,
-                                                            .journal = (dir_ / "coordinator-journal.json").string()});
+                                                            .servers_may_be_lost = servers_may_be_lost,
+                                                            .journal = (dir_ / "coordinator-journal.json").string(),
+                                                            .rejoin_grace = rejoin_grace});
   }
   std::unique_ptr<Member> join(const std::string& address, const std::string& role, int index) {
     auto m = std::make_unique<Member>(transport(role), address, role, Millis(5000), index);
@@ -153,6 +156,57 @@ TEST_F(CoordinatorRestartTest, AMemberGivesUpOnlyAfterTheCoordinatorTimeout) {
         std::this_thread::sleep_for(std::chrono::seconds(20));
       },
       ::testing::ExitedWithCode(3), "worker 0 found no coordinator at 127.0.0.1:[0-9]+ for [0-9] s \\(cluster.coordinator_timeout_s = 1");
+}
+
+// A server that a supervisor relaunches (`trib coordinator` jobs of the ps strategy) and that
+// does not reconnect to a restarted coordinator in time is lost like any server lost while it
+// ran: the job goes on, and its index is free for the relaunched process. Without that policy
+// the job ends, naming it.
+TEST_F(CoordinatorRestartTest, AServerNotBackAfterTheRestartIsLostAndItsIndexFreedWhenSupervisorsRelaunchServers) {
+  for (bool relaunched : {true, false}) {
+    SCOPED_TRACE(relaunched ? "servers_may_be_lost" : "servers may not be lost");
+    fs::remove(dir_ / "coordinator-journal.json");
+    auto first = coordinator("127.0.0.1:0", "name: t\n", relaunched, Millis(500));
+    const std::string address = first->address();
+    auto ps = join(address, "ps", 0);
+    ps->store().set("ps/0/address", "127.0.0.1:1234");  // it served
+    auto w0 = join(address, "worker", 0);
+    first.reset();
+    ps.reset();  // gone with the coordinator: it never reconnects
+    auto second = coordinator(address, "name: t\n", relaunched, Millis(500));
+    ASSERT_TRUE(eventually([&] { return w0->connected(); }));
+    if (!relaunched) {
+      Outcome o = second->wait(Millis(10000));
+      EXPECT_FALSE(o.ok);
+      EXPECT_NE(o.failure.find("ps 0 at"), std::string::npos) << o.failure;
+      EXPECT_NE(o.failure.find("did not reconnect within"), std::string::npos) << o.failure;
+      continue;
+    }
+    ASSERT_TRUE(eventually([&] {
+      EXPECT_THROW(second->wait(Millis(50)), Timeout) << "the job goes on";
+      return second->store().try_get(membership_key::lost("ps", 0)).value_or("") != "";
+    }));
+    auto back = join(address, "ps", 0);  // the supervisor's relaunch takes index 0 again
+    EXPECT_EQ(back->membership().index, 0);
+    EXPECT_EQ(second->store().try_get(membership_key::lost("ps", 0)).value_or("x"), "");
+    w0->leave();
+    auto w1 = join(address, "worker", 1);
+    w1->leave();
+    EXPECT_TRUE(second->wait(Millis(10000)).ok);
+  }
+}
+
+// A server lost before it served (it never published its address: a port in use, a bad
+// --bind) failed to start, and its relaunch would fail the same way: the job ends, naming it,
+// even where supervisors relaunch servers.
+TEST_F(CoordinatorRestartTest, AServerLostBeforeItServedEndsTheJobEvenWhenServersAreRelaunched) {
+  auto c = coordinator("127.0.0.1:0", "name: t\n", /*servers_may_be_lost=*/true);
+  auto w0 = join(c->address(), "worker", 0);
+  auto ps = join(c->address(), "ps", 0);
+  ps.reset();
+  Outcome o = c->wait(Millis(10000));
+  EXPECT_FALSE(o.ok);
+  EXPECT_NE(o.failure.find("ps 0 at"), std::string::npos) << o.failure;
 }
 
 }  // namespace

@@ -1,0 +1,121 @@
+// Recovery under any supervisor (issue 12): a multi-host job run as separate `trib
+// coordinator`, `trib ps --join` and `trib worker --join` processes on loopback, with the test
+// acting as the supervisor (systemd, Kubernetes, a script): each lost process is started again
+// with the very command that started it. A relaunched worker rejoins at the servers' values; a
+// relaunched parameter server rejoins and the chief restores the whole job from its newest
+// checkpoint, as under the local launcher. A lost chief ends the job with one line saying so and
+// how to resume.
+#include <signal.h>
+
+#include <optional>
+
+#include "e2e/trib_process.h"
+#include "trib/cluster/local_cluster.h"
+
+namespace trib::testing {
+namespace {
+
+// A job of 2 servers and 2 async workers, long enough to lose and relaunch members mid-run.
+struct SupervisedJob {
+  TempDir dir{"supervised_restart"};
+  std::string address = "127.0.0.1:" + std::to_string(free_port());
+  fs::path run = dir.path() / "run";
+  std::map<std::string, std::string> env{{cluster::kSecretEnv, kSecretHex}};
+  std::unique_ptr<Trib> coordinator;
+
+  explicit SupervisedJob(int steps) {
+    const std::string job =
+        dir.file("job.yaml", tiny_job("cluster:\n  ps: 2\n  workers: 2\n  coordinator: \"" + address +
+                                      "\"\n  heartbeat_ms: 500\n  peer_timeout_ms: 3000\n"));
+    coordinator = std::make_unique<Trib>(
+        "coordinator", std::vector<std::string>{"coordinator", job, "--secret-file", dir.file("secret", kSecretHex),
+                                                "--output", run.string(), "--set", fmt::format("training.steps={}", steps),
+                                                "--set", "training.eval_every=1000000", "--set",
+                                                "training.checkpoint_every=100"});
+  }
+  // The command a supervisor runs for `role` `index`, the first time and after every loss.
+  std::unique_ptr<Trib> start(const std::string& role, int index, const std::string& name) {
+    return std::make_unique<Trib>(name, std::vector<std::string>{role, "--join", address, "--index", std::to_string(index)},
+                                  std::vector<std::string>{}, env);
+  }
+};
+
+bool all_exited(const std::vector<Trib*>& procs) {
+  for (Trib* p : procs)
+    if (!p->exited()) return false;
+  return true;
+}
+
+TEST(SupervisedRestart, AWorkerAndAServerRelaunchedByTheSameCommandRejoinAndTheChiefRestoresTheJob) {
+  SupervisedJob job(5000);
+  ASSERT_TRUE(wait_until({job.coordinator.get()}, [&] { return job.coordinator->printed("waiting for"); }, 20s))
+      << job.coordinator->output();
+  auto ps0 = job.start("ps", 0, "ps0");
+  auto ps1 = job.start("ps", 1, "ps1");
+  auto worker0 = job.start("worker", 0, "worker0");
+  auto worker1 = job.start("worker", 1, "worker1");
+  std::vector<Trib*> all{job.coordinator.get(), ps0.get(), ps1.get(), worker0.get(), worker1.get()};
+
+  // Worker 1 is lost once a checkpoint exists and it has applied a step of its own (a worker
+  // relaunched at step 0 simply starts), and started again.
+  ASSERT_TRUE(wait_until(all, [&] { return newest_checkpoint(job.run) >= 100 && worker1->printed("step 1/"); }, 120s))
+      << transcript(all);
+  worker1->signal(SIGKILL);
+  ASSERT_TRUE(wait_exit(*worker1, 10s, all)) << transcript(all);
+  auto worker1b = job.start("worker", 1, "worker1 relaunched");
+  all.push_back(worker1b.get());
+  ASSERT_TRUE(wait_until(all, [&] { return worker1b->printed("worker 1: starts at step"); }, 60s)) << transcript(all);
+
+  // Then server 1, once the job has gone on to a newer checkpoint.
+  const int before = newest_checkpoint(job.run);
+  ASSERT_TRUE(wait_until(all, [&] { return newest_checkpoint(job.run) > before; }, 120s)) << transcript(all);
+  ps1->signal(SIGKILL);
+  ASSERT_TRUE(wait_exit(*ps1, 10s, all)) << transcript(all);
+  auto ps1b = job.start("ps", 1, "ps1 relaunched");
+  all.push_back(ps1b.get());
+
+  std::vector<Trib*> running{job.coordinator.get(), ps0.get(), ps1b.get(), worker0.get(), worker1b.get()};
+  ASSERT_TRUE(wait_until(all, [&] { return all_exited(running); }, 300s)) << transcript(all);
+  const std::string out = transcript(all);
+  for (Trib* p : running) EXPECT_EQ(p->exit_code(), 0) << p->name() << "\n" << out;
+  EXPECT_TRUE(job.coordinator->printed("every worker finished")) << out;
+  // The relaunched server took index 1 again, and the chief restored every server from a
+  // checkpoint of this run; the other worker rewound to it too.
+  EXPECT_TRUE(ps1b->printed("ps 1 serving at 127.0.0.1:")) << out;
+  const std::string step = worker0->find(
+      "worker 0: parameter server restore: ps 1 lost; every server reloaded checkpoint " + job.run.string() +
+      "/checkpoints/ckpt-[0-9]+ \\(step ([0-9]+)\\) in generation [0-9]+");
+  ASSERT_FALSE(step.empty()) << out;
+  EXPECT_GE(std::stoi(step), before) << out;
+  EXPECT_TRUE(worker0->printed("parameter server restores: 1")) << out;
+  EXPECT_TRUE(worker1b->printed("worker 1: parameter server restore (ps 1 lost) from " + job.run.string() +
+                                "/checkpoints/ckpt-" + step + "; back to step " + step))
+      << out;
+  EXPECT_TRUE(worker0->printed("done: test accuracy")) << out;
+}
+
+TEST(SupervisedRestart, ALostChiefEndsTheJobWithOneLineSayingHowToResume) {
+  SupervisedJob job(200000);
+  ASSERT_TRUE(wait_until({job.coordinator.get()}, [&] { return job.coordinator->printed("waiting for"); }, 20s))
+      << job.coordinator->output();
+  auto ps0 = job.start("ps", 0, "ps0");
+  auto ps1 = job.start("ps", 1, "ps1");
+  auto worker0 = job.start("worker", 0, "worker0");
+  auto worker1 = job.start("worker", 1, "worker1");
+  std::vector<Trib*> all{job.coordinator.get(), ps0.get(), ps1.get(), worker0.get(), worker1.get()};
+  ASSERT_TRUE(wait_until(all, [&] { return newest_checkpoint(job.run) >= 100; }, 120s)) << transcript(all);
+  worker0->signal(SIGKILL);
+  std::vector<Trib*> others{job.coordinator.get(), ps0.get(), ps1.get(), worker1.get()};
+  ASSERT_TRUE(wait_until(all, [&] { return all_exited(others); }, 60s)) << transcript(all);
+  const std::string out = transcript(all);
+  EXPECT_NE(job.coordinator->exit_code(), 0) << out;
+  EXPECT_TRUE(std::regex_search(job.coordinator->output(),
+                                std::regex("the job failed: worker 0 at [^ ]+ was lost: .*; it is the chief, which is not "
+                                           "relaunched in place, so the job ends: resume it from its newest "
+                                           "checkpoint with --resume " +
+                                           job.run.string())))
+      << out;
+}
+
+}  // namespace
+}  // namespace trib::testing
