@@ -22,6 +22,7 @@
 #include "trib/train/dataset_batch_source.h"
 #include "trib/train/datasets.h"
 #include "trib/train/progress.h"
+#include "trib/pipeline/planner.h"
 #include "trib/train/run_directory.h"
 #include "trib/train/trainer.h"
 
@@ -34,7 +35,9 @@ namespace {
 void check_before_launch(const config::JobConfig& job) {
   if (job.data.stream()) return;
   train::Datasets data = train::load_datasets(job.data, job.model);
-  train::steps_per_epoch(data.train->size(), job, job.cluster.workers);
+  // A pipeline's data is split between its replicas only: their first stages read it.
+  const bool pipeline = job.strategy.name == config::StrategyName::pipeline;
+  train::steps_per_epoch(data.train->size(), job, pipeline ? job.strategy.replicas : job.cluster.workers);
 }
 
 }  // namespace
@@ -88,6 +91,11 @@ int run_train(const TrainArgs& args, const Log& log) {
   if (o.resume) train::check_resumable(o.output);
   else train::RunDirectory::check_new(o.output);
   check_before_launch(o.job);
+  // A pipeline is planned once, here (a memory limit no cut meets stops it now), and every
+  // stage runs the plan printed (pipeline/planner.h).
+  if (o.job.strategy.name == config::StrategyName::pipeline)
+    o.job = pipeline::pin_partition(
+        o.job, pipeline::plan_for_job(o.job, [](const std::string& table) { fmt::print("{}", table); }).partition);
   cluster::LocalClusterOptions lc;
   lc.executable = std::filesystem::read_symlink("/proc/self/exe").string();
   lc.job_yaml = o.job.resolved_yaml;
