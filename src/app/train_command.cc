@@ -22,6 +22,7 @@
 #include "trib/train/dataset_batch_source.h"
 #include "trib/train/datasets.h"
 #include "trib/train/progress.h"
+#include "trib/checkpoint/checkpoint.h"
 #include "trib/pipeline/planner.h"
 #include "trib/train/run_directory.h"
 #include "trib/train/trainer.h"
@@ -110,7 +111,9 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.live = terminal;
   lc.log_level = log.level();
   // Under allreduce the survivors re-form their group and go on (docs/fault_tolerance.md).
-  lc.workers_may_be_lost = o.job.strategy.name != config::StrategyName::local;
+  // A pipeline cannot go on without a stage: it restarts whole instead (below).
+  const bool pipeline = o.job.strategy.name == config::StrategyName::pipeline;
+  lc.workers_may_be_lost = o.job.strategy.name != config::StrategyName::local && !pipeline;
   lc.relaunch_workers = lc.workers_may_be_lost;  // a relaunched allreduce worker joins the running group
   // A lost parameter server is relaunched, and the chief restores the job from a checkpoint.
   lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps;
@@ -120,6 +123,16 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.store = o.job.cluster.store;
   lc.job_name = o.job.name;
   int code = cluster::run_local_cluster(lc);
+  // A lost pipeline stage stops every stage; with cluster.max_restarts they all start again
+  // from the newest checkpoint (docs/fault_tolerance.md, "Pipeline: a lost stage").
+  for (int restart = 1; pipeline && code == 1 && restart <= o.job.cluster.max_restarts && !terminate.received() &&
+                        latest_checkpoint(o.output / "checkpoints").has_value();
+       ++restart) {
+    log.info("pipeline: a stage was lost; every stage starts again from the newest checkpoint (restart {} of {})",
+             restart, o.job.cluster.max_restarts);
+    lc.resume = true;
+    code = cluster::run_local_cluster(lc);
+  }
   if (code != 0)
     if (std::string note = cleanup.after_failure(args.config); !note.empty()) log.info("{}", note);
   return code;
