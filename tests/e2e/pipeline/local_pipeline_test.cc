@@ -66,6 +66,23 @@ TEST(PipelineLocalCluster, TwoStagesTimesTwoReplicas) {
   EXPECT_GT(final_accuracy(r.output), 0.5) << r.output;
 }
 
+// A checkpoint of one process resumes as a pipeline: each stage takes its variables and
+// optimizer state by name.
+TEST(PipelineLocalCluster, AOneProcessCheckpointResumesAsAPipeline) {
+  TempDir dir("pipeline_from_local");
+  std::string local = std::regex_replace(pipeline_job("strategy: {name: local}"), std::regex("cluster: \\{workers: 1\\}\n"), "");
+  std::string local_job = dir.file("local.yaml", local);
+  std::string out = (dir.path() / "run").string();
+  TribRun first = run_trib({"train", local_job, "--output", out, "--set", "training.steps=20"}, 120s);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  std::string job = dir.file("job.yaml", pipeline_job("strategy: {name: pipeline, stages: 2, micro_batches: 2}"));
+  TribRun r = run_trib({"train", job, "--resume", out}, 180s);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("pipeline stage 1: layers [0-9]-3"))) << r.output;
+  EXPECT_NE(r.output.find("from step 20 to 40"), std::string::npos) << r.output;
+  EXPECT_GT(final_accuracy(r.output), 0.5) << r.output;
+}
+
 struct BadInput {
   std::string strategy, extra, expected;
 };
