@@ -21,25 +21,27 @@ double stage_ms(const std::vector<LayerCost>& costs, StageRange r) {
   return ms;
 }
 
-// Best cut of layers into `stages` minimising the largest `cost(range, stage)`; returns the
-// partition and that largest cost (inf when none is finite).
-template <typename Cost>
-std::pair<Partition, double> min_max_cut(int layers, int stages, const Cost& cost) {
+// Best cut of layers into `stages`: the smallest largest `cost(range, stage)`, and among cuts
+// as good, the fewest bytes crossing the cuts (`cut(i)`: the bytes entering layer i). Returns
+// the partition and that largest cost (inf when none is finite).
+template <typename Cost, typename Cut>
+std::pair<Partition, double> min_max_cut(int layers, int stages, const Cost& cost, const Cut& cut) {
+  using Value = std::pair<double, double>;  // (slowest, bytes across the cuts so far)
   const auto L = static_cast<std::size_t>(layers), K = static_cast<std::size_t>(stages);
   // best[k][j]: the first j layers in k stages; from[k][j]: where stage k - 1 begins.
-  std::vector<std::vector<double>> best(K + 1, std::vector<double>(L + 1, kInf));
+  std::vector<std::vector<Value>> best(K + 1, std::vector<Value>(L + 1, Value{kInf, kInf}));
   std::vector<std::vector<int>> from(K + 1, std::vector<int>(L + 1, -1));
-  best[0][0] = 0;
+  best[0][0] = {0, 0};
   for (std::size_t k = 1; k <= K; ++k)
     for (std::size_t j = k; j <= L; ++j)
       for (std::size_t i = k - 1; i < j; ++i) {
-        if (best[k - 1][i] == kInf) continue;
+        if (best[k - 1][i].first == kInf) continue;
         const double c = cost(StageRange{static_cast<int>(i), static_cast<int>(j)}, static_cast<int>(k - 1));
-        const double v = std::max(best[k - 1][i], c);
+        const Value v{std::max(best[k - 1][i].first, c), best[k - 1][i].second + (i > 0 ? cut(static_cast<int>(i)) : 0)};
         if (v < best[k][j]) best[k][j] = v, from[k][j] = static_cast<int>(i);
       }
   Partition p;
-  if (best[K][L] == kInf) return {p, kInf};
+  if (best[K][L].first == kInf) return {p, kInf};
   p.stages.resize(K);
   int end = layers;
   for (std::size_t k = K; k >= 1; --k) {
@@ -47,7 +49,7 @@ std::pair<Partition, double> min_max_cut(int layers, int stages, const Cost& cos
     p.stages[k - 1] = {begin, end};
     end = begin;
   }
-  return {p, best[K][L]};
+  return {p, best[K][L].first};
 }
 
 }  // namespace
@@ -83,9 +85,10 @@ Plan plan_partition(const std::vector<LayerCost>& costs, const PlanOptions& o) {
   auto time = [&](StageRange r, int s) {
     return o.memory_mb > 0 && memory(r, s) > o.memory_mb ? kInf : stage_ms(costs, r);
   };
-  auto [partition, slowest] = min_max_cut(layers, o.stages, time);
+  auto cut = [&](int i) { return static_cast<double>(costs[static_cast<std::size_t>(i)].input_bytes); };
+  auto [partition, slowest] = min_max_cut(layers, o.stages, time, cut);
   if (slowest == kInf) {
-    const double smallest = min_max_cut(layers, o.stages, memory).second;
+    const double smallest = min_max_cut(layers, o.stages, memory, cut).second;
     throw InvalidArgument(fmt::format(
         "strategy.memory_mb {} is too small: no cut of the model's {} layers into {} stages fits it; the smallest "
         "limit that works is {:.1f} MB",

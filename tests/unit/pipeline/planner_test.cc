@@ -40,6 +40,14 @@ TEST(Planner, BalancesEqualLayers) {
   for (const StageEstimate& s : p.stages) EXPECT_DOUBLE_EQ(s.ms, 4);
 }
 
+TEST(Planner, AmongCutsAsFastItSendsTheFewestBytes) {
+  // Whichever stage holds b takes 5 ms; a cut after a (1 MB) or after c (1 KB) is as fast.
+  std::vector<LayerCost> c{layer("a", 0, 0), layer("b", 5, 0), layer("c", 1, 0), layer("d", 0.1, 0)};
+  c[1].input_bytes = 1 << 20;
+  c[2].input_bytes = c[3].input_bytes = 1 << 10;
+  EXPECT_EQ(plan_partition(c, options(3)).partition.to_string(), "0-1,2-2,3-3");
+}
+
 TEST(Planner, TheMemoryLimitMovesTheCut) {
   // Fastest would be {a,b} {c}: 2 ms each; but a and b together hold 2 x (6 + 6) MB.
   std::vector<LayerCost> c{layer("a", 1, 6), layer("b", 1, 6), layer("c", 2, 1)};
