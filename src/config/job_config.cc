@@ -307,6 +307,10 @@ void check_pipeline(JobConfig& job, const std::string& origin) {
              "config {}: strategy pipeline runs each stage as a process: add a cluster section (cluster: {{}} runs "
              "them on this machine)",
              origin);
+  TRIB_CHECK(job.training.clip_norm <= 0, InvalidArgument,
+             "config {}: training.clip_norm is not supported by strategy pipeline yet (each stage holds only its own "
+             "gradients; the whole model's norm is not computed)",
+             origin);
   for (std::size_t i = 0; i < job.model.layers.size(); ++i)
     TRIB_CHECK(job.model.layers[i].type != "batch_norm", InvalidArgument,
                "config {}: model.layers[{}] is batch_norm, which strategy pipeline does not run (its statistics would "
