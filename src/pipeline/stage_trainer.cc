@@ -184,6 +184,7 @@ void StageRun::checkpoint(std::int64_t step) {
   // Where stage 0's data stands after this step: a resumed run continues there.
   if (source_ && source_->position()) w.set_data_position(train::data_position_to_json(*source_->position()));
   w.publish();
+  keep_last(root, static_cast<std::size_t>(job_.training.keep_checkpoints));  // as one process keeps them
 }
 
 StageSummary StageRun::run() {
@@ -241,9 +242,9 @@ StageSummary StageRun::run() {
     std::stringstream in(await(o_, fmt::format("pipeline/{}/run", o_.replica), "the run's length (from stage 0)"));
     in >> total >> report_every >> checkpoint_every >> eval_batches_;
   }
-  say("layers {}-{}, {:.2f} MB of parameters, from step {} to {}", model_->parameters().empty() ? 0 : partition.stages[static_cast<std::size_t>(o_.stage)].begin,
-      partition.stages[static_cast<std::size_t>(o_.stage)].end - 1, static_cast<double>(model_->parameter_bytes()) / kMb,
-      step, total);
+  const StageRange mine = partition.stages[static_cast<std::size_t>(o_.stage)];
+  say("layers {}-{}, {:.2f} MB of parameters, from step {} to {}", mine.begin, mine.end - 1,
+      static_cast<double>(model_->parameter_bytes()) / kMb, step, total);
   const auto t0 = std::chrono::steady_clock::now();
   double busy = 0, loss_sum = 0;
   std::int64_t loss_steps = 0;
