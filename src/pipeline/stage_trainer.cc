@@ -6,6 +6,7 @@
 #include <sstream>
 #include <thread>
 
+#include "config/derived_settings.h"
 #include "pipeline/shard_info_json.h"
 #include "train/training_state.h"
 #include "trib/collectives/strategy_allreduce.h"
@@ -197,26 +198,8 @@ StageSummary StageRun::run() {
                         partition.stages[static_cast<std::size_t>(o_.stage)], last(), micro},
       engine_);
   connect();
-  std::unique_ptr<update::UpdateStrategy> update;
-  if (s_.replicas > 1) {
-    TRIB_CHECK(o_.replica_group != nullptr, InvalidArgument, "pipeline stage {}: replicas need a group", o_.stage);
-    collectives::AllreduceUpdateOptions ao;
-    ao.group = o_.replica_group;
-    ao.parameters = model_->trainable_names();
-    ao.optimizer = make_optimizer(job_.optimizer);
-    ao.schedule = make_schedule(job_.schedule);
-    update = std::make_unique<collectives::AllreduceUpdate>(std::move(ao));
-  } else {
-    update = std::make_unique<update::LocalUpdate>(
-        update::LocalUpdateOptions{model_->trainable_names(), make_optimizer(job_.optimizer), make_schedule(job_.schedule)});
-  }
-  stage_ = std::make_unique<PipelineStage>(
-      PipelineStageOptions{model_.get(), links_.get(), std::move(update), s_.schedule, o_.stage, s_.stages, s_.micro_batches});
   std::optional<ValidCheckpoint> resumed;
   if (o_.resume) resumed.emplace(train::find_resume_checkpoint(o_.output, o_.log));
-  model_->initialize(vars_);
-  std::int64_t step = resumed ? restore(resumed->checkpoint, *model_, vars_, stage_->update()) : 0;
-  stage_->update().start(vars_, nullptr);  // replicas: every copy takes replica 0's values
 
   // Stage 0 reads the data and says how long the run is; the others learn it from the store.
   std::unique_ptr<train::DatasetBatchSource>& source = source_;
@@ -242,6 +225,27 @@ StageSummary StageRun::run() {
     std::stringstream in(await(o_, fmt::format("pipeline/{}/run", o_.replica), "the run's length (from stage 0)"));
     in >> total >> report_every >> checkpoint_every >> eval_batches_;
   }
+  // The schedule as the run takes it: its length known (a cosine's total steps), as one
+  // process derives it (config/derived_settings.h).
+  const config::JobConfig run_job = config::derive_settings(job_, {1, total});
+  std::unique_ptr<update::UpdateStrategy> update;
+  if (s_.replicas > 1) {
+    TRIB_CHECK(o_.replica_group != nullptr, InvalidArgument, "pipeline stage {}: replicas need a group", o_.stage);
+    collectives::AllreduceUpdateOptions ao;
+    ao.group = o_.replica_group;
+    ao.parameters = model_->trainable_names();
+    ao.optimizer = make_optimizer(job_.optimizer);
+    ao.schedule = make_schedule(run_job.schedule);
+    update = std::make_unique<collectives::AllreduceUpdate>(std::move(ao));
+  } else {
+    update = std::make_unique<update::LocalUpdate>(
+        update::LocalUpdateOptions{model_->trainable_names(), make_optimizer(job_.optimizer), make_schedule(run_job.schedule)});
+  }
+  stage_ = std::make_unique<PipelineStage>(
+      PipelineStageOptions{model_.get(), links_.get(), std::move(update), s_.schedule, o_.stage, s_.stages, s_.micro_batches});
+  model_->initialize(vars_);
+  std::int64_t step = resumed ? restore(resumed->checkpoint, *model_, vars_, stage_->update()) : 0;
+  stage_->update().start(vars_, nullptr);  // replicas: every copy takes replica 0's values
   const StageRange mine = partition.stages[static_cast<std::size_t>(o_.stage)];
   say("layers {}-{}, {:.2f} MB of parameters, from step {} to {}", mine.begin, mine.end - 1,
       static_cast<double>(model_->parameter_bytes()) / kMb, step, total);
