@@ -67,7 +67,12 @@ class StageRun {
   StageSummary run();
 
  private:
+  struct RunLength {
+    std::int64_t total = 0, report_every = 0, checkpoint_every = 0;
+  };
   Partition agree_partition();
+  RunLength start_data(const std::optional<ValidCheckpoint>& resumed);
+  std::unique_ptr<update::UpdateStrategy> make_update(const config::JobConfig& run_job) const;
   void connect();
   void evaluate(std::int64_t round);
   void checkpoint(std::int64_t step);
@@ -188,6 +193,47 @@ void StageRun::checkpoint(std::int64_t step) {
   keep_last(root, static_cast<std::size_t>(job_.training.keep_checkpoints));  // as one process keeps them
 }
 
+// Stage 0 reads the data and says how long the run is; the others learn it from the store.
+StageRun::RunLength StageRun::start_data(const std::optional<ValidCheckpoint>& resumed) {
+  dist_.worker_index = o_.replica;  // replicas share the data; the stages of one replica read it once
+  dist_.workers = s_.replicas;
+  dist_.publish = o_.publish;
+  dist_.lookup = o_.lookup;
+  RunLength n;
+  if (o_.stage == 0) {
+    data_ = train::load_datasets(job_.data, job_.model);
+    source_ = std::make_unique<train::DatasetBatchSource>(data_.train, job_, dist_, o_.log);
+    source_->start({o_.resume, resumed && chief() ? &resumed->checkpoint : nullptr});
+    const std::int64_t per_epoch = source_->steps_per_epoch();
+    n.total = job_.training.steps > 0 ? job_.training.steps
+                                      : static_cast<std::int64_t>(std::ceil(job_.training.epochs * per_epoch));
+    n.report_every = job_.training.eval_every > 0 ? job_.training.eval_every : per_epoch;
+    n.checkpoint_every = job_.training.checkpoint_every > 0 ? job_.training.checkpoint_every : n.report_every;
+    eval_batches_ = (data_.test->size() + job_.training.eval_batch - 1) / job_.training.eval_batch;
+    o_.publish(fmt::format("pipeline/{}/run", o_.replica),
+               fmt::format("{} {} {} {}", n.total, n.report_every, n.checkpoint_every, eval_batches_));
+  } else {
+    std::stringstream in(await(o_, fmt::format("pipeline/{}/run", o_.replica), "the run's length (from stage 0)"));
+    in >> n.total >> n.report_every >> n.checkpoint_every >> eval_batches_;
+  }
+  return n;
+}
+
+// A LocalUpdate, or with replicas an AllreduceUpdate over this stage's copies.
+std::unique_ptr<update::UpdateStrategy> StageRun::make_update(const config::JobConfig& run_job) const {
+  if (s_.replicas > 1) {
+    TRIB_CHECK(o_.replica_group != nullptr, InvalidArgument, "pipeline stage {}: replicas need a group", o_.stage);
+    collectives::AllreduceUpdateOptions ao;
+    ao.group = o_.replica_group;
+    ao.parameters = model_->trainable_names();
+    ao.optimizer = make_optimizer(job_.optimizer);
+    ao.schedule = make_schedule(run_job.schedule);
+    return std::make_unique<collectives::AllreduceUpdate>(std::move(ao));
+  }
+    return std::make_unique<update::LocalUpdate>(
+        update::LocalUpdateOptions{model_->trainable_names(), make_optimizer(job_.optimizer), make_schedule(run_job.schedule)});
+}
+
 StageSummary StageRun::run() {
   const Partition partition = agree_partition();
   TRIB_CHECK(partition.stage_count() == s_.stages, InvalidArgument, "pipeline partition '{}' has {} stages, not {}",
@@ -200,49 +246,13 @@ StageSummary StageRun::run() {
   connect();
   std::optional<ValidCheckpoint> resumed;
   if (o_.resume) resumed.emplace(train::find_resume_checkpoint(o_.output, o_.log));
-
-  // Stage 0 reads the data and says how long the run is; the others learn it from the store.
-  std::unique_ptr<train::DatasetBatchSource>& source = source_;
-  train::Distribution& dist = dist_;
-  dist.worker_index = o_.replica;
-  dist.workers = s_.replicas;
-  dist.publish = o_.publish;
-  dist.lookup = o_.lookup;
-  std::int64_t total = 0, report_every = 0, checkpoint_every = 0;
-  if (o_.stage == 0) {
-    data_ = train::load_datasets(job_.data, job_.model);
-    source = std::make_unique<train::DatasetBatchSource>(data_.train, job_, dist, o_.log);
-    source->start({o_.resume, resumed && chief() ? &resumed->checkpoint : nullptr});
-    const std::int64_t per_epoch = source->steps_per_epoch();
-    total = job_.training.steps > 0 ? job_.training.steps
-                                    : static_cast<std::int64_t>(std::ceil(job_.training.epochs * per_epoch));
-    report_every = job_.training.eval_every > 0 ? job_.training.eval_every : per_epoch;
-    checkpoint_every = job_.training.checkpoint_every > 0 ? job_.training.checkpoint_every : report_every;
-    eval_batches_ = (data_.test->size() + job_.training.eval_batch - 1) / job_.training.eval_batch;
-    o_.publish(fmt::format("pipeline/{}/run", o_.replica),
-               fmt::format("{} {} {} {}", total, report_every, checkpoint_every, eval_batches_));
-  } else {
-    std::stringstream in(await(o_, fmt::format("pipeline/{}/run", o_.replica), "the run's length (from stage 0)"));
-    in >> total >> report_every >> checkpoint_every >> eval_batches_;
-  }
+  const RunLength length = start_data(resumed);
+  const std::int64_t total = length.total;
   // The schedule as the run takes it: its length known (a cosine's total steps), as one
   // process derives it (config/derived_settings.h).
   const config::JobConfig run_job = config::derive_settings(job_, {1, total});
-  std::unique_ptr<update::UpdateStrategy> update;
-  if (s_.replicas > 1) {
-    TRIB_CHECK(o_.replica_group != nullptr, InvalidArgument, "pipeline stage {}: replicas need a group", o_.stage);
-    collectives::AllreduceUpdateOptions ao;
-    ao.group = o_.replica_group;
-    ao.parameters = model_->trainable_names();
-    ao.optimizer = make_optimizer(job_.optimizer);
-    ao.schedule = make_schedule(run_job.schedule);
-    update = std::make_unique<collectives::AllreduceUpdate>(std::move(ao));
-  } else {
-    update = std::make_unique<update::LocalUpdate>(
-        update::LocalUpdateOptions{model_->trainable_names(), make_optimizer(job_.optimizer), make_schedule(run_job.schedule)});
-  }
-  stage_ = std::make_unique<PipelineStage>(
-      PipelineStageOptions{model_.get(), links_.get(), std::move(update), s_.schedule, o_.stage, s_.stages, s_.micro_batches});
+  stage_ = std::make_unique<PipelineStage>(PipelineStageOptions{model_.get(), links_.get(), make_update(run_job), s_.schedule,
+                                                              o_.stage, s_.stages, s_.micro_batches});
   model_->initialize(vars_);
   std::int64_t step = resumed ? restore(resumed->checkpoint, *model_, vars_, stage_->update()) : 0;
   stage_->update().start(vars_, nullptr);  // replicas: every copy takes replica 0's values
@@ -258,22 +268,22 @@ StageSummary StageRun::run() {
     Tensor x, y;
     std::optional<data::Batch> batch;
     if (o_.stage == 0) {
-      batch = source->next();
+      batch = source_->next();
       x = batch->features();
       y = batch->labels();
     }
     StepStats st = stage_->step(step, total, x, y, vars_);
-    if (source) source->applied(*batch);
+    if (source_) source_->applied(*batch);
     busy += st.busy_s;
     peak = std::max(peak, st.peak_activation_bytes);
     loss_sum += st.loss, ++loss_steps;
-    const bool report = step % report_every == 0 || step == total;
+    const bool report = step % length.report_every == 0 || step == total;
     if (report && last() && o_.replica == 0) {
       say("step {}: train loss {:.4f}", step, loss_sum / static_cast<double>(loss_steps));
       loss_sum = 0, loss_steps = 0;
     }
     if (report && o_.replica == 0) evaluate(step);
-    if (step % checkpoint_every == 0 || step == total) checkpoint(step);
+    if (step % length.checkpoint_every == 0 || step == total) checkpoint(step);
   }
   stage_->finish();
   summary_.steps = step;
