@@ -111,10 +111,10 @@ Partition StageRun::agree_partition() {
       fmt::print(o_.log, "{}", table);
       std::fflush(o_.log);
     });
-    o_.publish("pipeline/partition", plan.partition.to_string());
+    o_.publish(partition_key(), plan.partition.to_string());
     return plan.partition;
   }
-  return Partition::parse(await(o_, "pipeline/partition", "the partition (stage 0 of replica 0 plans it)"));
+  return Partition::parse(await(o_, partition_key(), "the partition (stage 0 of replica 0 plans it)"));
 }
 
 void StageRun::connect() {
