@@ -15,6 +15,7 @@ BENCHES=(
   "transport_bench"
   "allreduce_bench"
   "allreduce_train_bench"
+  "pipeline_bench"
   "sweep_bench"
   "chaos_allreduce_bench"
   "chaos_bench --seed 1"

@@ -18,6 +18,7 @@
 #include "trib/cluster/member.h"
 #include "trib/cluster/membership_keys.h"
 #include "app/net_log.h"
+#include "app/pipeline_role.h"
 #include "app/train_job.h"
 #include "trib/net/host_port.h"
 #include "trib/net/net_context.h"
@@ -289,6 +290,13 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
 
   // Named by its index: a peer's error then says which worker it lost.
   auto data_plane = transport_for("worker", args, net_options(job), log, m.index);
+  if (job.strategy.name == config::StrategyName::pipeline) {  // its own loop per stage (app/pipeline_role.h)
+    const std::string bind = bind_host(args, job);
+    run_pipeline_stage(job, {member.get(), data_plane, bind,
+                             [bind, args](const std::string& bound) { return published_address(bind, args, bound); }, &log});
+    member->leave();
+    return 0;
+  }
   strategy::WorkerLinks links{m.index, m.workers, {}, nullptr, m.incarnation, {}, {}};
   std::optional<AllreduceMembership> allreduce;  // outlives the training below
   if (job.strategy.name == config::StrategyName::ps) {

@@ -22,6 +22,7 @@
 #include "trib/train/dataset_batch_source.h"
 #include "trib/train/datasets.h"
 #include "trib/train/progress.h"
+#include "trib/pipeline/planner.h"
 #include "trib/train/run_directory.h"
 #include "trib/train/trainer.h"
 
@@ -40,7 +41,9 @@ bool allreduce_stream(const config::JobConfig& job) {
 void check_before_launch(const config::JobConfig& job) {
   if (job.data.stream()) return;
   train::Datasets data = train::load_datasets(job.data, job.model);
-  train::steps_per_epoch(data.train->size(), job, job.cluster.workers);
+  // A pipeline's data is split between its replicas only: their first stages read it.
+  const bool pipeline = job.strategy.name == config::StrategyName::pipeline;
+  train::steps_per_epoch(data.train->size(), job, pipeline ? job.strategy.replicas : job.cluster.workers);
 }
 
 }  // namespace
@@ -94,6 +97,11 @@ int run_train(const TrainArgs& args, const Log& log) {
   if (o.resume) train::check_resumable(o.output);
   else train::RunDirectory::check_new(o.output);
   check_before_launch(o.job);
+  // A pipeline is planned once, here (a memory limit no cut meets stops it now), and every
+  // stage runs the plan printed (pipeline/planner.h).
+  if (o.job.strategy.name == config::StrategyName::pipeline)
+    o.job = pipeline::pin_partition(
+        o.job, pipeline::plan_for_job(o.job, [](const std::string& table) { fmt::print("{}", table); }).partition);
   cluster::LocalClusterOptions lc;
   lc.executable = std::filesystem::read_symlink("/proc/self/exe").string();
   lc.job_yaml = o.job.resolved_yaml;
@@ -108,17 +116,23 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.live = terminal;
   lc.log_level = log.level();
   // Under allreduce the survivors re-form their group and go on (docs/fault_tolerance.md).
-  // Not in an allreduce stream job: its Kafka sources neither roll back with the group nor
-  // reshard (the consumer group moves partitions), so the job restarts whole instead (below).
-  lc.workers_may_be_lost = o.job.strategy.name != config::StrategyName::local && !allreduce_stream(o.job);
+  // Not in an allreduce stream job (its Kafka sources neither roll back with the group nor
+  // reshard: the consumer group moves partitions) nor a pipeline (it cannot go on without a
+  // stage): those restart whole instead (below).
+  const bool pipeline = o.job.strategy.name == config::StrategyName::pipeline;
+  lc.workers_may_be_lost =
+      o.job.strategy.name != config::StrategyName::local && !allreduce_stream(o.job) && !pipeline;
   lc.relaunch_workers = lc.workers_may_be_lost;  // a relaunched allreduce worker joins the running group
   // A lost parameter server is relaunched, and the chief restores the job from a checkpoint.
   // Not in a stream job: its workers' Kafka positions do not rewind with the servers yet, so
   // the events trained since the checkpoint would be lost; it stops, and --resume continues
   // from the checkpoint exactly once.
   lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream();
-  const bool restarts_whole_job = o.job.data.stream() && o.job.strategy.name != config::StrategyName::local;
-  if (restarts_whole_job)
+  const bool restarts_whole_job =
+      pipeline || (o.job.data.stream() && o.job.strategy.name != config::StrategyName::local);
+  if (pipeline)
+    lc.loss_note = "a pipeline cannot go on without a stage: every stage starts again from the newest checkpoint";
+  else if (restarts_whole_job)
     lc.loss_note = fmt::format(
         "a stream job restarts all its processes from the newest checkpoint when it loses {} (its Kafka positions do "
         "not roll back in place yet); every event is trained exactly once",
@@ -131,9 +145,10 @@ int run_train(const TrainArgs& args, const Log& log) {
   std::string lost;
   lc.lost_process = &lost;
   int code = cluster::run_local_cluster(lc);
-  // A stream job that lost a process (a server; under allreduce, a worker): the whole job
-  // again from its newest checkpoint, as --resume would, up to cluster.max_restarts times (a
-  // fresh coordinator, so no barrier of the stopped incarnation is seen again).
+  // A stream job that lost a process (a server; under allreduce, a worker) or a pipeline
+  // that lost a stage: the whole job again from its newest checkpoint, as --resume would, up
+  // to cluster.max_restarts times (a fresh coordinator, so no barrier of the stopped
+  // incarnation is seen again). docs/fault_tolerance.md, "Pipeline: a lost stage".
   for (int restart = 1; code != 0 && restarts_whole_job && !lost.empty() && !terminate.received() &&
                         restart <= o.job.cluster.max_restarts;
        ++restart) {

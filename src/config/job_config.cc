@@ -20,6 +20,9 @@ LayerConfig read_layer(ConfigReader& r) {
   LayerConfig l;
   l.type = r.required<std::string>("type");
   l.name = r.get<std::string>("name", "");
+  l.stage = r.get<int>("stage", l.stage);
+  TRIB_CHECK(l.stage >= -1, InvalidArgument, "config {}: {} must be a stage index (0 or more), got {}", r.file(),
+             r.where("stage"), l.stage);
   const std::string& t = l.type;
   if (t == "dense") {
     l.dense.units = r.required<std::int64_t>("units");
@@ -278,6 +281,52 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
   return c;
 }
 
+// strategy pipeline: what can be told from the file alone, before any process starts. The
+// memory limit needs the planner's measurements (pipeline/planner.h).
+void check_pipeline(JobConfig& job, const std::string& origin) {
+  const StrategyConfig& s = job.strategy;
+  const int layers = static_cast<int>(job.model.layers.size());
+  TRIB_CHECK(s.stages <= layers, InvalidArgument,
+             "config {}: strategy.stages is {} but the model has only {} layer(s): each stage needs at least one",
+             origin, s.stages, layers);
+  TRIB_CHECK(job.training.batch % s.micro_batches == 0, InvalidArgument,
+             "config {}: strategy.micro_batches ({}) must divide training.batch ({})", origin, s.micro_batches,
+             job.training.batch);
+  int last = -1;
+  for (int i = 0; i < layers; ++i) {
+    const int st = job.model.layers[static_cast<std::size_t>(i)].stage;
+    if (st < 0) continue;
+    TRIB_CHECK(st < s.stages, InvalidArgument, "config {}: model.layers[{}].stage is {} but strategy.stages is {}",
+               origin, i, st, s.stages);
+    TRIB_CHECK(st >= last, InvalidArgument,
+               "config {}: model.layers[{}].stage is {} after a layer of stage {}: stages must follow the layers' order",
+               origin, i, st, last);
+    last = st;
+  }
+  TRIB_CHECK(job.cluster.enabled, InvalidArgument,
+             "config {}: strategy pipeline runs each stage as a process: add a cluster section (cluster: {{}} runs "
+             "them on this machine)",
+             origin);
+  TRIB_CHECK(job.training.clip_norm <= 0, InvalidArgument,
+             "config {}: training.clip_norm is not supported by strategy pipeline yet (each stage holds only its own "
+             "gradients; the whole model's norm is not computed)",
+             origin);
+  for (std::size_t i = 0; i < job.model.layers.size(); ++i)
+    TRIB_CHECK(job.model.layers[i].type != "batch_norm", InvalidArgument,
+               "config {}: model.layers[{}] is batch_norm, which strategy pipeline does not run (its statistics would "
+               "be a micro-batch's, not the batch's)",
+               origin, i);
+  {
+    const int processes = s.stages * s.replicas;
+    if (job.cluster.workers == 1) job.cluster.workers = processes;  // one process per stage and replica
+    TRIB_CHECK(job.cluster.workers == processes, InvalidArgument,
+               "config {}: cluster.workers is {} but strategy pipeline runs stages x replicas = {} x {} = {} processes",
+               origin, job.cluster.workers, s.stages, s.replicas, processes);
+    TRIB_CHECK(job.cluster.ps == 0, InvalidArgument, "config {}: strategy pipeline uses no parameter servers (cluster.ps: 0)",
+               origin);
+  }
+}
+
 }  // namespace
 
 JobConfig parse_job_config(const std::string& yaml_text, const std::string& origin,
@@ -314,9 +363,10 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
   ConfigReader security = r.child("security");
   job.security.encryption = security.get<bool>("encryption", job.security.encryption);
   security.finish();
+  if (job.strategy.name == StrategyName::pipeline) check_pipeline(job, origin);
   if (job.cluster.enabled) {
     TRIB_CHECK(job.strategy.name != StrategyName::local, InvalidArgument,
-               "config {}: a cluster needs strategy.name ps or allreduce", origin);
+               "config {}: a cluster needs strategy.name ps, allreduce or pipeline", origin);
     TRIB_CHECK(job.strategy.name != StrategyName::ps || job.cluster.ps >= 1, InvalidArgument,
                "config {}: strategy ps needs cluster.ps >= 1", origin);
     TRIB_CHECK(job.strategy.backup_workers < job.cluster.workers, InvalidArgument,

@@ -11,10 +11,11 @@ namespace trib::config {
 namespace {
 
 // One table per enum: the names a job file may use, in enum order.
-constexpr std::string_view kStrategyNames[] = {"local", "ps", "allreduce"};
+constexpr std::string_view kStrategyNames[] = {"local", "ps", "allreduce", "pipeline"};
 constexpr std::string_view kPsModes[] = {"sync", "async", "bounded", "averaging"};
 constexpr std::string_view kPlacements[] = {"round_robin", "greedy", "partitioned"};
 constexpr std::string_view kCompressions[] = {"none", "bf16", "fp16"};
+constexpr std::string_view kSchedules[] = {"gpipe", "1f1b"};
 
 template <typename E, std::size_t N>
 E parse_enum(ConfigReader& r, const std::string& key, E fallback, const std::string_view (&names)[N]) {
@@ -32,6 +33,7 @@ std::string_view to_string(StrategyName v) { return kStrategyNames[static_cast<i
 std::string_view to_string(PsMode v) { return kPsModes[static_cast<int>(v)]; }
 std::string_view to_string(PsPlacement v) { return kPlacements[static_cast<int>(v)]; }
 std::string_view to_string(Compression v) { return kCompressions[static_cast<int>(v)]; }
+std::string_view to_string(PipelineSchedule v) { return kSchedules[static_cast<int>(v)]; }
 
 StrategyConfig read_strategy(ConfigReader r) {
   StrategyConfig s;
@@ -44,7 +46,17 @@ StrategyConfig read_strategy(ConfigReader r) {
   s.partition_bytes = r.get<std::int64_t>("partition_bytes", s.partition_bytes);
   s.bucket_mb = r.get<double>("bucket_mb", s.bucket_mb);
   s.compression = parse_enum(r, "compression", s.compression, kCompressions);
+  s.stages = r.get<int>("stages", s.stages);
+  s.micro_batches = r.get<int>("micro_batches", s.micro_batches);
+  s.schedule = parse_enum(r, "schedule", s.schedule, kSchedules);
+  s.replicas = r.get<int>("replicas", s.replicas);
+  s.memory_mb = r.get<double>("memory_mb", s.memory_mb);
   r.finish();
+  TRIB_CHECK(s.stages >= 1 && s.stages <= 64 && s.micro_batches >= 1 && s.replicas >= 1 && s.memory_mb >= 0,
+             InvalidArgument,
+             "config {}: strategy.stages must be 1..64, micro_batches and replicas at least 1 and memory_mb >= 0 "
+             "(got {}, {}, {}, {})",
+             r.file(), s.stages, s.micro_batches, s.replicas, s.memory_mb);
   TRIB_CHECK(s.staleness > 0, InvalidArgument, "config {}: strategy.staleness must be at least 1, got {}",
              r.file(), s.staleness);
   TRIB_CHECK(s.period > 0 && s.backup_workers >= 0 && s.partition_bytes > 0 && s.bucket_mb > 0, InvalidArgument,

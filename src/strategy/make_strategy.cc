@@ -94,6 +94,8 @@ std::unique_ptr<update::UpdateStrategy> make_update_strategy(const train::Update
     case config::StrategyName::local: return train::make_local_update(inputs);
     case config::StrategyName::ps: return make_ps_update(inputs, links);
     case config::StrategyName::allreduce: return make_allreduce_update(inputs, links);
+    case config::StrategyName::pipeline:
+      throw InvalidArgument("strategy pipeline: each stage runs its own loop (include/trib/pipeline/stage_trainer.h)");
   }
   throw InvalidArgument("unknown strategy.name");
 }

@@ -29,6 +29,7 @@ struct LayerConfig {
   float momentum = 0.9f, epsilon = 1e-5f;  // batch_norm
   std::int64_t vocabulary = 0, dim = 0;    // embedding
   nn::Activation activation = nn::Activation::none;  // activation layer
+  int stage = -1;  // strategy pipeline: the stage this layer runs in, set by hand; -1: the planner's
 };
 
 struct ModelConfig {

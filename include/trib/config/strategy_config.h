@@ -10,21 +10,24 @@
 
 namespace trib::config {
 
-enum class StrategyName { local, ps, allreduce };
+enum class StrategyName { local, ps, allreduce, pipeline };
 // ps: sync (every worker's gradient each round), async, bounded (staleness), averaging
 // (local steps, then parameters averaged every `period`).
 enum class PsMode { sync, async, bounded, averaging };
 enum class PsPlacement { round_robin, greedy, partitioned };
 // allreduce: the gradients' form on the wire.
 enum class Compression { none, bf16, fp16 };
+// pipeline: the order of each stage's forward and backward passes (docs/model_parallel.md).
+enum class PipelineSchedule { gpipe, one_f_one_b };
 
 std::string_view to_string(StrategyName v);
 std::string_view to_string(PsMode v);
 std::string_view to_string(PsPlacement v);
 std::string_view to_string(Compression v);
+std::string_view to_string(PipelineSchedule v);
 
 struct StrategyConfig {
-  StrategyName name = StrategyName::local;  // local | ps | allreduce
+  StrategyName name = StrategyName::local;  // local | ps | allreduce | pipeline
   PsMode mode = PsMode::async;              // ps: sync | async | bounded | averaging
   PsPlacement placement = PsPlacement::greedy;  // ps: round_robin | greedy | partitioned
   int staleness = 2;                // ps bounded: steps a worker may run ahead of the slowest
@@ -33,6 +36,11 @@ struct StrategyConfig {
   std::int64_t partition_bytes = std::int64_t{1} << 20;  // ps partitioned: split variables above this
   double bucket_mb = 4.0;           // allreduce: gradient fusion size
   Compression compression = Compression::none;  // allreduce: none | bf16 | fp16
+  int stages = 2;                   // pipeline: processes the model's layers are cut into
+  int micro_batches = 4;            // pipeline: micro-batches per step (divides training.batch)
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;  // pipeline: gpipe | 1f1b
+  int replicas = 1;                 // pipeline: data-parallel copies of the whole pipeline
+  double memory_mb = 0;             // pipeline: the planner's per-stage limit; 0: none
 };
 
 }  // namespace trib::config
