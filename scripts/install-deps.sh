@@ -15,13 +15,21 @@ build=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   # cluster.store: etcd://...: libcurl for etcd's JSON gateway.
   libcurl4-openssl-dev
+  # monitoring: each role's /metrics and the dashboard over HTTP (cpp-httplib, a small library).
+  libcpp-httplib-dev
+  # TensorBoard's tfevents files: Event protos generated at build time.
+  libprotobuf-dev protobuf-compiler
 )
 # What the examples and the tests train on.
 data=(dataset-fashion-mnist)
 # The tests: GoogleTest, and the programs tests run: kcat (an external Kafka client against
 # the built-in broker), ip (iproute2: hosts in network namespaces), mpirun (a `trib node`
 # launch). Tests that find one absent skip with a line saying so.
-test=(libgtest-dev libgmock-dev kcat iproute2 openmpi-bin etcd-server)
+# prometheus: its promtool checks the metrics endpoints' text format (about 100 MB installed,
+# 12 packages with --no-install-recommends; the server itself is not run). python3-protobuf:
+# an independent reader of the tfevents files. chromium: the dashboard in a headless browser
+# (the largest: about 350 MB installed, 15 packages).
+test=(libgtest-dev libgmock-dev kcat iproute2 openmpi-bin etcd-server prometheus python3 python3-protobuf chromium)
 # The benchmarks' peers, run beside ours in the same run: PyTorch (engine, PS and allreduce
 # training), Open MPI (allreduce; mpicc builds the peer), iperf3 (PS wire speed), kcat
 # (stream ingest). libopenblas0-pthread: PyTorch at its best; torch only recommends an

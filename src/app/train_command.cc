@@ -11,6 +11,8 @@
 #include "app/commands.h"
 #include "app/failed_run.h"
 #include "app/interrupt_cleanup.h"
+#include "app/launcher_monitor.h"
+#include "app/role_monitor.h"
 #include "app/net_log.h"
 #include "app/train_job.h"
 #include "trib/cluster/make_registry.h"
@@ -37,11 +39,17 @@ void check_before_launch(const config::JobConfig& job) {
   train::steps_per_epoch(data.train->size(), job, job.cluster.workers);
 }
 
+// --metrics-port N: monitoring.port=N, after the job's own overrides.
+std::vector<std::string> with_metrics_port(std::vector<std::string> overrides, int port) {
+  if (port >= 0) overrides.push_back(fmt::format("monitoring.port={}", port));
+  return overrides;
+}
+
 }  // namespace
 
 int run_train(const TrainArgs& args, const Log& log) {
   train::TrainerOptions o;
-  o.job = config::load_job_config(args.config, args.overrides);
+  o.job = config::load_job_config(args.config, with_metrics_port(args.overrides, args.metrics_port));
   TRIB_CHECK(args.resume.empty() || args.output.empty() || args.resume == args.output, InvalidArgument,
              "--resume {} and --output {} disagree: a resumed run continues in its own directory",
              args.resume, args.output);
@@ -64,6 +72,9 @@ int run_train(const TrainArgs& args, const Log& log) {
   if (!o.job.cluster.enabled) {
     train::SignalStop stop(terminate);
     o.stop = &stop;
+    // monitoring.port: this one process serves its metrics on the base port.
+    std::unique_ptr<RoleMonitor> monitor = start_role_monitor(o.job, "worker", 0, 0, log);
+    if (monitor) o.metrics = &monitor->registry;
     try {
       train_job(o);
       if (terminate.received())
@@ -88,6 +99,7 @@ int run_train(const TrainArgs& args, const Log& log) {
   if (o.resume) train::check_resumable(o.output);
   else train::RunDirectory::check_new(o.output);
   check_before_launch(o.job);
+  check_monitoring_ports(o.job);
   cluster::LocalClusterOptions lc;
   lc.executable = std::filesystem::read_symlink("/proc/self/exe").string();
   lc.job_yaml = o.job.resolved_yaml;
@@ -111,6 +123,9 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.preemption_grace = std::chrono::seconds(o.job.cluster.preemption_grace_s);
   lc.store = o.job.cluster.store;
   lc.job_name = o.job.name;
+  lc.monitor = [&o, &log](cluster::Coordinator& coordinator, const std::shared_ptr<net::NetContext>& net) {
+    return start_launcher_monitor(o.job, coordinator, net, log);
+  };
   int code = cluster::run_local_cluster(lc);
   if (code != 0)
     if (std::string note = cleanup.after_failure(args.config); !note.empty()) log.info("{}", note);
@@ -118,7 +133,7 @@ int run_train(const TrainArgs& args, const Log& log) {
 }
 
 int run_coordinator(const CoordinatorArgs& args, const Log& log) {
-  config::JobConfig job = config::load_job_config(args.config, args.overrides);
+  config::JobConfig job = config::load_job_config(args.config, with_metrics_port(args.overrides, args.metrics_port));
   TRIB_CHECK(job.cluster.enabled, InvalidArgument, "config {}: the coordinator needs a cluster section", args.config);
   // A --secret-file that does not exist yet is created private (mode 0600 from its first
   // byte); a descriptor or the environment variable are read as they are.
@@ -157,6 +172,7 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                .registry = cluster::make_registry(job.cluster.store, job.name),
                                                .journal = (std::filesystem::path(run_dir) /
                                                            train::RunDirectory::kCoordinatorJournal).string()});
+  std::shared_ptr<void> monitoring = start_launcher_monitor(job, coordinator, ctx, log);  // monitoring.port
   if (const cluster::Restart& r = coordinator.restart(); r.running)
     log.info("coordinator: took the running job back from {} (generation {}): waiting for its {} member(s) to "
              "reconnect",
