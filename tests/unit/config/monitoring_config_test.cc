@@ -55,7 +55,7 @@ TEST(MonitoringConfig, ReadsEveryKey) {
 TEST(MonitoringConfig, BadValuesAreRefusedNamingTheKey) {
   EXPECT_NE(error_of({"monitoring.port=70000"}).find("monitoring.port"), std::string::npos);
   EXPECT_NE(error_of({"monitoring.port=-1"}).find("monitoring.port"), std::string::npos);
-  EXPECT_NE(error_of({"monitoring.bind="}).find("monitoring.bind"), std::string::npos);
+  EXPECT_NE(error_of({"monitoring.bind=\"\""}).find("monitoring.bind"), std::string::npos);
   EXPECT_NE(error_of({"training.log_every=-5"}).find("training.log_every"), std::string::npos);
   EXPECT_NE(error_of({"monitoring.prot=1"}).find("monitoring.prot"), std::string::npos);
 }
