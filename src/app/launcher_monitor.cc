@@ -10,6 +10,7 @@
 
 #include "app/role_monitor.h"
 #include "trib/monitor/cluster_status.h"
+#include "trib/net/host_port.h"
 #include "trib/strategy/make_strategy.h"
 
 namespace trib::app {
@@ -34,6 +35,19 @@ std::string placement_text(const config::JobConfig& job) {
   } catch (const std::exception& e) {
     return e.what();
   }
+}
+
+// A job on several hosts (monitoring.bind not loopback): each role's host is the one its
+// connection to the coordinator comes from.
+void locate(std::vector<monitor::Endpoint>& endpoints, const cluster::RosterView& roster) {
+  for (monitor::Endpoint& e : endpoints)
+    for (const cluster::RosterEntry& m : roster.members)
+      if (m.role == e.role && m.index == e.index && !m.address.empty()) {
+        try {
+          e.host = net::parse_host_port(m.address).host;
+        } catch (const std::exception&) {
+        }
+      }
 }
 
 }  // namespace
@@ -69,29 +83,37 @@ std::shared_ptr<void> start_launcher_monitor(const config::JobConfig& job, clust
       monitor::job_endpoints(job.monitoring.bind, job.monitoring.port, true, c.ps, c.max_workers_or_default());
   roles.erase(roles.begin());  // itself: its pages are served by the thread asking
   const std::string token = monitoring_token(job.monitoring);
+  const bool loopback = job.monitoring.bind.starts_with("127.") || job.monitoring.bind == "localhost" ||
+                        job.monitoring.bind == "::1";
   const std::string placement = placement_text(job);
   cluster::Coordinator* coord = &coordinator;
   LauncherMonitor* self = state.get();
   std::map<std::string, monitor::Page> pages;
   pages["/"] = {"text/html; charset=utf-8", [] { return std::string(dashboard_page()); }};
   pages["/api/status"] = {"application/json", [=, name = job.name, strategy = config::to_string(job.strategy.name)] {
-                            nlohmann::json st = monitor::gather_status(roles, token);
+                            // Roles on other hosts are scraped where their membership comes from.
+                            std::vector<monitor::Endpoint> at = roles;
+                            std::optional<cluster::RosterView> roster;
+                            try {
+                              roster = coord->roster();
+                            } catch (const std::exception&) {
+                            }
+                            if (roster && !loopback) locate(at, *roster);
+                            nlohmann::json st = monitor::gather_status(at, token);
                             st["job"] = name;
                             st["strategy"] = strategy;
                             st["ended"] = self->ended.load();
                             st["placement"] = placement;
-                            nlohmann::json roster = nlohmann::json::array();
-                            try {
-                              const cluster::RosterView r = coord->roster();
-                              st["generation"] = r.generation;
-                              for (const auto& m : r.members)
-                                roster.push_back({{"role", m.role}, {"index", m.index}, {"state", "running"}});
-                              for (const auto& l : r.lost)
-                                roster.push_back(
+                            nlohmann::json members = nlohmann::json::array();
+                            if (roster) {
+                              st["generation"] = roster->generation;
+                              for (const auto& m : roster->members)
+                                members.push_back({{"role", m.role}, {"index", m.index}, {"state", "running"}});
+                              for (const auto& l : roster->lost)
+                                members.push_back(
                                     {{"role", l.role}, {"index", l.index}, {"state", "lost"}, {"reason", l.reason}});
-                            } catch (const std::exception&) {
                             }
-                            st["roster"] = roster;
+                            st["roster"] = members;
                             return st.dump();
                           }};
   state->role = start_role_monitor(job, "coordinator", 0, c.ps, log, std::move(pages));
