@@ -19,6 +19,7 @@ BENCHES=(
   "chaos_allreduce_bench"
   "chaos_bench --seed 1"
   "script:scaling.sh --quick"
+  "script:observe.sh"
 )
 
 build=${1:-build}
