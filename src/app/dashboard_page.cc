@@ -1,6 +1,7 @@
 // The dashboard: one page, no external assets. It polls /api/status every second, keeps the
 // history itself (curves, server load over time) and draws on canvases. When the job ends
-// (the status says so, or the launcher stops answering) it says so and stops polling.
+// (the status says so, or the launcher stops answering: the page came from it, so three
+// failed polls in a row before any answer mean it is gone too) it says so and stops polling.
 #include "app/launcher_monitor.h"
 
 namespace trib::app {
@@ -31,7 +32,7 @@ canvas{background:#fff;border:1px solid #ddd}pre{background:#fff;border:1px soli
 "use strict";
 const colors=["#1f77b4","#ff7f0e","#2ca02c","#d62728","#9467bd","#8c564b","#e377c2","#7f7f7f"];
 const hist={loss:{},acc:{},load:{},last:{},lastBytes:{}};
-let timer=null,seen=false;
+let timer=null,seen=false,failures=0;
 function $(id){return document.getElementById(id);}
 function fmt(v,d){return v===null||v===undefined?"-":Number(v).toFixed(d);}
 function push(map,key,t,v){if(v===null||v===undefined)return;(map[key]=map[key]||[]).push([t,v]);if(map[key].length>600)map[key].shift();}
@@ -80,7 +81,7 @@ function render(s){
 function ended(why){$("state").textContent=why;$("state").className="ended";if(timer){clearInterval(timer);timer=null;}}
 async function poll(){
   try{const r=await fetch("api/status",{cache:"no-store"});if(!r.ok)throw new Error("HTTP "+r.status);render(await r.json());}
-  catch(e){if(seen)ended("job ended (the launcher no longer answers)");else{$("state").textContent="waiting for the launcher";}}
+  catch(e){if(seen||++failures>=3)ended("job ended (the launcher no longer answers)");else{$("state").textContent="waiting for the launcher";}}
 }
 poll();timer=setInterval(poll,1000);
 </script></body></html>

@@ -2,6 +2,7 @@
 // console errors, shows every worker, and its curves advance (two screenshots seconds apart
 // differ). The second screenshot is kept as a test artifact: BUILD/Testing/dashboard.png.
 #include <fstream>
+#include <future>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -70,8 +71,22 @@ TEST(Dashboard, LoadsWithoutConsoleErrorsShowsEveryWorkerAndItsCurvesAdvance) {
   fs::copy_file(second, fs::path(TRIB_BINARY_DIR) / "Testing" / "dashboard.png", fs::copy_options::overwrite_existing,
                 ec);
   EXPECT_FALSE(ec) << ec.message();
-  train.signal(SIGINT);
-  wait_exit(train, 30s);
+
+  // A page left open across the job's end says so and stops polling. Under a virtual time
+  // budget Chromium runs the page's timers at once but waits for each poll's answer: the
+  // budget outlasts the job, which SIGTERM ends meanwhile (with a checkpoint).
+  const fs::path last = dir.path() / "ended.html";
+  auto open_page = std::async(std::launch::async, [&] {
+    return std::system((program + " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
+                                  "--virtual-time-budget=600000 --dump-dom " + url + " > " + last.string() +
+                        " 2> /dev/null").c_str());
+  });
+  wait_until({&train}, [] { return false; }, 10s);  // Chromium starts, loads the page and polls
+  train.signal(SIGTERM);
+  ASSERT_TRUE(wait_exit(train, 120s)) << train.output();
+  EXPECT_EQ(train.exit_code(), 0) << train.output();
+  ASSERT_EQ(open_page.wait_for(120s), std::future_status::ready) << "the page kept polling after the job ended";
+  EXPECT_NE(slurp(last).find("class=\"ended\">job ended"), std::string::npos) << slurp(last);
 }
 
 }  // namespace
