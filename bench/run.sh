@@ -21,6 +21,7 @@ BENCHES=(
   "chaos_bench --seed 1"
   "serve_bench --batches 1,64"
   "script:scaling.sh --quick"
+  "script:observe.sh"
 )
 
 build=${1:-build}

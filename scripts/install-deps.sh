@@ -15,9 +15,10 @@ build=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   # cluster.store: etcd://...: libcurl for etcd's JSON gateway.
   libcurl4-openssl-dev
-  # trib export: ONNX's generated protobuf classes (libonnx-dev ships onnx-ml.pb.h and libonnx_proto).
+  # trib export: ONNX's generated protobuf classes (libonnx-dev ships onnx-ml.pb.h and
+  # libonnx_proto); TensorBoard's tfevents files: Event protos generated at build time.
   libonnx-dev libprotobuf-dev protobuf-compiler
-  # trib serve: HTTP.
+  # trib serve, each role's /metrics and the dashboard: HTTP (cpp-httplib, a small library).
   libcpp-httplib-dev
 )
 # What the examples and the tests train on.
@@ -26,7 +27,12 @@ data=(dataset-fashion-mnist)
 # the built-in broker), ip (iproute2: hosts in network namespaces), mpirun (a `trib node`
 # launch). Tests that find one absent skip with a line saying so.
 # python3-onnx, python3-numpy: the export test's checker and its NumPy evaluation of the graph.
-test=(libgtest-dev libgmock-dev kcat iproute2 openmpi-bin etcd-server python3-onnx python3-numpy)
+# prometheus: its promtool checks the metrics endpoints' text format (about 100 MB installed,
+# 12 packages with --no-install-recommends; the server itself is not run). python3-protobuf:
+# an independent reader of the tfevents files. chromium: the dashboard in a headless browser
+# (the largest: about 350 MB installed, 15 packages).
+test=(libgtest-dev libgmock-dev kcat iproute2 openmpi-bin etcd-server python3-onnx python3-numpy prometheus python3
+  python3-protobuf chromium)
 # The benchmarks' peers, run beside ours in the same run: PyTorch (engine, PS and allreduce
 # training), Open MPI (allreduce; mpicc builds the peer), iperf3 (PS wire speed), kcat
 # (stream ingest). libopenblas0-pthread: PyTorch at its best; torch only recommends an

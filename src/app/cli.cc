@@ -46,6 +46,9 @@ int run_cli(int argc, char** argv) {
   add_overrides(train_cmd, train.overrides);
   train_cmd->add_option("--output", train.output, "run directory (default runs/<name>-<time>)");
   train_cmd->add_option("--resume", train.resume, "continue the run in this directory from its newest checkpoint");
+  train_cmd->add_option("--metrics-port", train.metrics_port,
+                        "serve metrics and the dashboard from this base port (monitoring.port; 0: off)")
+      ->check(CLI::Range(0, 65535));
 
   EvalArgs eval;
   CLI::App* eval_cmd = app.add_subcommand("eval", "Evaluate a checkpoint on the job's test data");
@@ -96,6 +99,9 @@ int run_cli(int argc, char** argv) {
   coord_cmd->add_option("--secret-fd", coord.secret_fd, "read the cluster secret (hex) from this open file descriptor")
       ->check(CLI::NonNegativeNumber);
   coord_cmd->add_option("--output", coord.output, "run directory (on the chief worker's host)");
+  coord_cmd->add_option("--metrics-port", coord.metrics_port,
+                        "serve metrics and the dashboard on this port (monitoring.port; 0: off)")
+      ->check(CLI::Range(0, 65535));
   coord_cmd->add_option("--resume", coord.resume,
                         "continue the run in this directory (on the chief worker's host) from its newest checkpoint");
   add_overrides(coord_cmd, coord.overrides);
@@ -168,9 +174,17 @@ int run_cli(int argc, char** argv) {
   sweep_cmd->add_option("config", sweep.config, "sweep file (YAML)")->required()->check(CLI::ExistingFile);
   sweep_cmd->add_option("--output", sweep.output, "sweep directory (default runs/<name>-<time>)");
   sweep_cmd->add_option("--resume", sweep.resume, "continue the sweep in this directory after a crash");
-  std::string plot_dir;
-  CLI::App* plot_cmd = app.add_subcommand("plot", "Draw the metric curves of a sweep's trials (with gnuplot)");
-  plot_cmd->add_option("sweep_dir", plot_dir, "sweep directory")->required()->check(CLI::ExistingDirectory);
+  PlotArgs plot;
+  CLI::App* plot_cmd = app.add_subcommand(
+      "plot", "Draw a sweep's trial curves (with gnuplot), or run directories' loss and accuracy curves (--output F.svg)");
+  plot_cmd->add_option("paths", plot.paths, "a sweep directory, or run directories")->required()->check(CLI::ExistingDirectory);
+  plot_cmd->add_option("--output", plot.output, "the SVG to write for run directories (default curves.svg)");
+  StatusArgs status;
+  CLI::App* status_cmd = app.add_subcommand("status", "Show a running job's members, workers and servers (monitoring.port)");
+  status_cmd->add_option("target", status.target, "the job's run directory, or its launcher's HOST:PORT")->required();
+  status_cmd->add_flag("--once", status.once, "print once and exit (for scripts)");
+  status_cmd->add_flag("--json", status.json, "print the status once as JSON");
+  status_cmd->add_option("--token-file", status.token_file, "bearer token for HOST:PORT (monitoring.token_file)");
   plan::PlanArgs plan_args;
   CLI::App* plan_cmd = app.add_subcommand(
       "plan", "Predict throughput for every strategy, worker, server and batch count on a cluster; recommend the sweet spot");
@@ -217,7 +231,8 @@ int run_cli(int argc, char** argv) {
     if (*broker_cmd) return run_broker(broker);
     if (*produce_cmd) return run_produce(produce);
     if (*sweep_cmd) return run_sweep(sweep);
-    if (*plot_cmd) return run_plot(plot_dir);
+    if (*plot_cmd) return run_plot(plot);
+    if (*status_cmd) return run_status(status);
     if (*plan_cmd) return plan::run_plan(plan_args);
   } catch (const InvalidArgument& e) {
     fmt::print(stderr, "trib: error: {}\n", e.what());

@@ -19,6 +19,8 @@
 #include "trib/cluster/membership_keys.h"
 #include "app/net_log.h"
 #include "app/pipeline_role.h"
+#include "app/ps_metrics.h"
+#include "app/role_monitor.h"
 #include "app/train_job.h"
 #include "trib/net/host_port.h"
 #include "trib/net/net_context.h"
@@ -201,6 +203,13 @@ ps::PsRecoveryOptions ps_recovery(cluster::Member& member, const RoleArgs& args,
   return r;
 }
 
+// The generation this member last heard of, at each scrape.
+void add_generation(monitor::MetricsRegistry& registry, const cluster::Member& member) {
+  registry.add_collector([&member](monitor::MetricsRegistry& r) {
+    r.gauge("trib_generation", "The membership generation this process last heard of.").set(double(member.generation()));
+  });
+}
+
 }  // namespace
 
 int run_ps_role(const RoleArgs& args, const Log& log) {
@@ -241,6 +250,13 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   std::string bind = bind_host(args, job);
   bool listed = job.cluster.has_spec && m.index < static_cast<int>(job.cluster.spec.ps.size());
   auto listener = serving->listen(net::format_host_port(bind, listed ? job.cluster.spec.ps[m.index].port : 0), std::move(h));
+  // monitoring.port: this server's metrics; it goes before the server and the member it reads.
+  std::unique_ptr<RoleMonitor> monitor = start_role_monitor(job, "ps", m.index, m.ps, log);
+  if (monitor) {
+    collect_ps_stats(monitor->registry, server);
+    collect_net_stats(monitor->registry, "trib_net", serving->context());
+    add_generation(monitor->registry, *member);
+  }
   std::string address = published_address(bind, args, listener->address());
   member->store().set(fmt::format("ps/{}/address", m.index), address);
   log.info("ps {} serving at {} ({} mode)", m.index, address, config::to_string(job.strategy.mode));
@@ -262,6 +278,7 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
       break;
     }
   }
+  monitor.reset();  // it reads the member and the server
   member->leave();
   member.reset();  // no roster may reach the server once it is gone
   return 0;
@@ -338,6 +355,14 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
     if (allreduce->joining()) links.join = [a = &*allreduce] { return a->join(); };
     else links.group = allreduce->form();
     links.regroup = allreduce->regroup();
+  }
+  // monitoring.port: this worker's metrics, fed by the training loop (train/observed_hooks.h).
+  std::unique_ptr<RoleMonitor> monitor = start_role_monitor(job, "worker", m.index, m.ps, log);
+  if (monitor) {
+    if (job.strategy.name == config::StrategyName::allreduce)
+      collect_net_stats(monitor->registry, "trib_allreduce", data_plane->context());
+    add_generation(monitor->registry, *member);
+    o.metrics = &monitor->registry;
   }
   o.distribution.make_update = [links](const train::UpdateInputs& in) {
     return strategy::make_update_strategy(in, links);

@@ -11,6 +11,7 @@ namespace trib::app {
 
 struct TrainArgs {
   std::string config;
+  int metrics_port = -1;  // --metrics-port: monitoring.port; -1: the job's
   std::vector<std::string> overrides;
   std::string output;
   std::string resume;
@@ -62,6 +63,7 @@ int run_scale(const ScaleArgs& args, const Log& log);
 
 struct CoordinatorArgs {
   std::string config;
+  int metrics_port = -1;  // --metrics-port: monitoring.port; -1: the job's
   std::string listen;
   std::string secret_file;
   int secret_fd = -1;
@@ -95,13 +97,32 @@ struct ProduceArgs {
 };
 int run_produce(const ProduceArgs& args);
 
-// `trib sweep` and `trib plot` (sweep_command.cc).
+// `trib sweep` (sweep_command.cc).
 struct SweepArgs {
   std::string config;
   std::string output;
   std::string resume;
 };
 int run_sweep(const SweepArgs& args);
-int run_plot(const std::string& sweep_dir);
+
+// `trib plot PATH... [--output FILE.svg]` (plot_command.cc): one sweep directory (no
+// --output) draws its trials as before; run directories draw their loss and accuracy curves
+// side by side in an SVG.
+struct PlotArgs {
+  std::vector<std::string> paths;
+  std::string output;
+};
+int run_plot(const PlotArgs& args);
+
+// `trib status RUN_DIR|HOST:PORT` (status_command.cc): the job's members, workers and servers
+// from their metrics endpoints, as a table refreshed every second, once, or as JSON.
+struct StatusArgs {
+  std::string target;      // a run directory (its config.yaml says where) or a launcher's HOST:PORT
+  bool once = false;
+  bool json = false;
+  std::string token_file;  // for HOST:PORT; a run directory's job names its own
+  int interval_ms = 1000;
+};
+int run_status(const StatusArgs& args);
 
 }  // namespace trib::app

@@ -33,6 +33,5 @@ int run_sweep(const SweepArgs& args) {
   return r.best_trial >= 0 ? 0 : 1;
 }
 
-int run_plot(const std::string& sweep_dir) { return sweep::plot_sweep(sweep_dir, stdout); }
 
 }  // namespace trib::app

@@ -11,6 +11,8 @@
 #include "app/commands.h"
 #include "app/failed_run.h"
 #include "app/interrupt_cleanup.h"
+#include "app/launcher_monitor.h"
+#include "app/role_monitor.h"
 #include "app/net_log.h"
 #include "app/train_job.h"
 #include "trib/cluster/make_registry.h"
@@ -46,11 +48,17 @@ void check_before_launch(const config::JobConfig& job) {
   train::steps_per_epoch(data.train->size(), job, pipeline ? job.strategy.replicas : job.cluster.workers);
 }
 
+// --metrics-port N: monitoring.port=N, after the job's own overrides.
+std::vector<std::string> with_metrics_port(std::vector<std::string> overrides, int port) {
+  if (port >= 0) overrides.push_back(fmt::format("monitoring.port={}", port));
+  return overrides;
+}
+
 }  // namespace
 
 int run_train(const TrainArgs& args, const Log& log) {
   train::TrainerOptions o;
-  o.job = config::load_job_config(args.config, args.overrides);
+  o.job = config::load_job_config(args.config, with_metrics_port(args.overrides, args.metrics_port));
   TRIB_CHECK(args.resume.empty() || args.output.empty() || args.resume == args.output, InvalidArgument,
              "--resume {} and --output {} disagree: a resumed run continues in its own directory",
              args.resume, args.output);
@@ -73,6 +81,9 @@ int run_train(const TrainArgs& args, const Log& log) {
   if (!o.job.cluster.enabled) {
     train::SignalStop stop(terminate);
     o.stop = &stop;
+    // monitoring.port: this one process serves its metrics on the base port.
+    std::unique_ptr<RoleMonitor> monitor = start_role_monitor(o.job, "worker", 0, 0, log);
+    if (monitor) o.metrics = &monitor->registry;
     try {
       train_job(o);
       if (terminate.received())
@@ -102,6 +113,7 @@ int run_train(const TrainArgs& args, const Log& log) {
   if (o.job.strategy.name == config::StrategyName::pipeline)
     o.job = pipeline::pin_partition(
         o.job, pipeline::plan_for_job(o.job, [](const std::string& table) { fmt::print("{}", table); }).partition);
+  check_monitoring_ports(o.job);
   cluster::LocalClusterOptions lc;
   lc.executable = std::filesystem::read_symlink("/proc/self/exe").string();
   lc.job_yaml = o.job.resolved_yaml;
@@ -144,6 +156,9 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.job_name = o.job.name;
   std::string lost;
   lc.lost_process = &lost;
+  lc.monitor = [&o, &log](cluster::Coordinator& coordinator, const std::shared_ptr<net::NetContext>& net) {
+    return start_launcher_monitor(o.job, coordinator, net, log);
+  };
   int code = cluster::run_local_cluster(lc);
   // A stream job that lost a process (a server; under allreduce, a worker) or a pipeline
   // that lost a stage: the whole job again from its newest checkpoint, as --resume would, up
@@ -170,7 +185,7 @@ int run_train(const TrainArgs& args, const Log& log) {
 }
 
 int run_coordinator(const CoordinatorArgs& args, const Log& log) {
-  config::JobConfig job = config::load_job_config(args.config, args.overrides);
+  config::JobConfig job = config::load_job_config(args.config, with_metrics_port(args.overrides, args.metrics_port));
   TRIB_CHECK(job.cluster.enabled, InvalidArgument, "config {}: the coordinator needs a cluster section", args.config);
   // A --secret-file that does not exist yet is created private (mode 0600 from its first
   // byte); a descriptor or the environment variable are read as they are.
@@ -217,6 +232,7 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                .registry = cluster::make_registry(job.cluster.store, job.name),
                                                .journal = (std::filesystem::path(run_dir) /
                                                            train::RunDirectory::kCoordinatorJournal).string()});
+  std::shared_ptr<void> monitoring = start_launcher_monitor(job, coordinator, ctx, log);  // monitoring.port
   if (const cluster::Restart& r = coordinator.restart(); r.running)
     log.info("coordinator: took the running job back from {} (generation {}): waiting for its {} member(s) to "
              "reconnect",

@@ -176,6 +176,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
                                       .registry = make_registry(o.store, o.job_name)});
   board.print(fmt::format("local cluster: coordinator at {}, {} parameter server(s), {} worker(s)",
                           coordinator.address(), o.ps, o.workers));
+  std::shared_ptr<void> monitoring = o.monitor ? o.monitor(coordinator, ctx) : nullptr;  // before the coordinator goes
 
   SignalGuard signals(o.terminate == nullptr);
   Supervisor sup(board);

@@ -176,7 +176,10 @@ TrainingConfig read_training(ConfigReader r) {
   t.seed = r.get<std::uint64_t>("seed", t.seed);
   t.clip_norm = r.get<double>("clip_norm", t.clip_norm);
   t.train_metrics = r.get<bool>("train_metrics", t.train_metrics);
+  t.log_every = r.get<std::int64_t>("log_every", t.log_every);
   r.finish();
+  TRIB_CHECK(t.log_every >= 0, InvalidArgument, "config {}: training.log_every must be >= 0 (0: no per-step rows), got {}",
+             r.file(), t.log_every);
   TRIB_CHECK(t.batch > 0 && t.eval_batch > 0, InvalidArgument,
              "config {}: training.batch and training.eval_batch must be positive", r.file());
   TRIB_CHECK(t.steps > 0 || t.epochs > 0, InvalidArgument,
@@ -363,6 +366,17 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
   ConfigReader security = r.child("security");
   job.security.encryption = security.get<bool>("encryption", job.security.encryption);
   security.finish();
+  ConfigReader monitoring = r.child("monitoring");
+  job.monitoring.port = monitoring.get<int>("port", job.monitoring.port);
+  job.monitoring.bind = monitoring.get<std::string>("bind", job.monitoring.bind);
+  job.monitoring.token_file = monitoring.get<std::string>("token_file", job.monitoring.token_file);
+  job.monitoring.tensorboard = monitoring.get<bool>("tensorboard", job.monitoring.tensorboard);
+  monitoring.finish();
+  TRIB_CHECK(job.monitoring.port >= 0 && job.monitoring.port <= 65535, InvalidArgument,
+             "config {}: monitoring.port must be a port in 1..65535, or 0 for off; got {}", origin,
+             job.monitoring.port);
+  TRIB_CHECK(!job.monitoring.bind.empty(), InvalidArgument, "config {}: monitoring.bind is empty: expected an address "
+             "to listen on, e.g. 127.0.0.1", origin);
   if (job.strategy.name == StrategyName::pipeline) check_pipeline(job, origin);
   if (job.cluster.enabled) {
     TRIB_CHECK(job.strategy.name != StrategyName::local, InvalidArgument,

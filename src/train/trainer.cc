@@ -10,6 +10,7 @@
 #include "trib/train/dataset_batch_source.h"
 #include "trib/train/datasets.h"
 #include "trib/train/evaluator.h"
+#include "train/observed_hooks.h"
 #include "train/training_loop.h"
 
 namespace trib::train {
@@ -97,7 +98,8 @@ RunSummary train(const TrainerOptions& options) {
   }
   plan.report_every = tc.eval_every > 0 ? tc.eval_every : plan.steps_per_epoch;
   plan.checkpoint_every = tc.checkpoint_every > 0 ? tc.checkpoint_every : plan.report_every;
-  EvaluationHooks hooks(data);
+  EvaluationHooks evaluations(data);
+  ObservedHooks hooks(evaluations, options.metrics);
   return run_training_loop(options, plan, *source, hooks);
 }
 

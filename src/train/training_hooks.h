@@ -23,6 +23,13 @@
 
 namespace trib::train {
 
+// Where the last applied step's time went, in seconds: waiting for its batch (source.next),
+// the forward and backward pass, and the strategy's apply (the exchange with servers or
+// peers, waits for them included, and the optimizer).
+struct StepTiming {
+  double wait_s = 0, compute_s = 0, exchange_s = 0;
+};
+
 // The loop's state as hooks see it.
 struct LoopContext {
   const config::JobConfig& job;  // as it runs (config/derived_settings.h)
@@ -40,6 +47,7 @@ struct LoopContext {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   RunSummary summary;                // the loop fills steps, epochs, wall_s, images_per_s
   std::int64_t saved_step = -1;      // the newest checkpoint's step (resumed from or written)
+  StepTiming timing;                 // the last applied step's (on_step)
 
   bool chief() const { return distribution.chief(); }
   double epoch() const { return steps_per_epoch > 0 ? double(step) / double(steps_per_epoch) : 0; }

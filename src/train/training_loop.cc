@@ -102,7 +102,7 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
   VariableStore vars;
   initialize_parameters(graph.parameters(), tc.seed, vars);
   LoopContext ctx{job,     dist, spec, engine, vars, *update, source, progress, run ? &*run : nullptr,
-                  plan.steps_per_epoch, 0, 0, std::chrono::steady_clock::now(), RunSummary{}, -1};
+                  plan.steps_per_epoch, 0, 0, std::chrono::steady_clock::now(), RunSummary{}, -1, StepTiming{}};
   ctx.step = update->start(vars, resumed ? &resumed->checkpoint : nullptr);
   if (resumed) ctx.saved_step = resumed->checkpoint.step();
   if (std::optional<std::string> cursor = update->resume_data_cursor()) {
@@ -143,13 +143,19 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
                                    chief ? " and writing a checkpoint" : ""));
       break;
     }
+    const auto t0 = std::chrono::steady_clock::now();  // the step's phases, for hooks (ctx.timing)
     std::optional<data::Batch> batch = source.next();
     if (!batch) break;  // the source ended (a stream gone idle)
+    const auto t1 = std::chrono::steady_clock::now();
     Tensor x = as_model_input(batch->features(), spec.input);
     StepResult r = graph_for(batch->rows()).run(x, batch->labels(), vars, static_cast<std::uint64_t>(ctx.step),
                                                 [u](std::size_t i, const update::GradTensor& g) { u->on_gradient_ready(i, g); });
     if (std::optional<data::DataPosition> p = source.position()) update->set_data_cursor(p->serialize());
-    if (!update->apply(ctx.step, r.grads, vars)) {
+    const auto t2 = std::chrono::steady_clock::now();
+    const bool applied = update->apply(ctx.step, r.grads, vars);
+    ctx.timing = {std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count()};
+    if (!applied) {
       if (std::optional<update::Rollback> rb = update->take_rollback()) {
         // The workers changed under this step (a lost allreduce worker): go on from where the
         // survivors agreed, with this worker's data where it stood then, reshard from the next epoch.

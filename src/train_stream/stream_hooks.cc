@@ -42,8 +42,11 @@ void IdRecorder::step(std::int64_t step, const data::Batch& batch) {
   out_ << line << std::endl;
 }
 
-StreamHooks::StreamHooks(KafkaBatchSource& source, const std::filesystem::path& run_dir, bool record_ids)
-    : source_(source), run_dir_(run_dir), record_ids_(record_ids) {}
+StreamHooks::StreamHooks(KafkaBatchSource& source, const std::filesystem::path& run_dir, bool record_ids,
+                         monitor::MetricsRegistry* metrics)
+    : source_(source), run_dir_(run_dir), record_ids_(record_ids) {
+  if (metrics != nullptr) gauges_.emplace(*metrics);
+}
 
 void StreamHooks::on_start(train::LoopContext& ctx) {
   const train::Distribution& dist = ctx.distribution;
@@ -59,12 +62,14 @@ void StreamHooks::on_start(train::LoopContext& ctx) {
     if (w == dist.worker_index || (ctx.chief() && w >= dist.workers)) base += c;
   metrics_.restore_counts(base);
   metrics_.set_freshness_floor(wall_ms());
+  if (gauges_) gauges_->set_freshness_floor(wall_ms());
 }
 
 void StreamHooks::on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) {
   // The logits came from the forward pass before this update: they are the batch's
   // prequential scores; the update that used the batch happened now.
   metrics_.record(batch, positive_scores(result.logits), wall_ms());
+  if (gauges_) gauges_->step(batch, wall_ms());
   ids_->step(ctx.step, batch);
 }
 
@@ -80,6 +85,7 @@ void StreamHooks::on_report(train::LoopContext& ctx) {
   j["step"] = ctx.step, j["split"] = "stream", j["worker"] = ctx.distribution.worker_index;
   j["time_s"] = ctx.seconds();
   j["poison"] = kafka.stats().poison;
+  if (gauges_) gauges_->report(kafka.lag(), j);
   // The chief writes metrics.jsonl: its own row, then the rows the other workers sent.
   if (ctx.run) {
     ctx.run->append_metrics_line(j.dump());

@@ -12,6 +12,7 @@
 
 #include "stream/metrics_relay.h"
 #include "train_stream/kafka_batch_source.h"
+#include "train_stream/stream_gauges.h"
 #include "trib/stream/prequential_metrics.h"
 #include "train/training_hooks.h"
 
@@ -30,7 +31,9 @@ class IdRecorder {
 
 class StreamHooks final : public train::TrainingHooks {
  public:
-  StreamHooks(KafkaBatchSource& source, const std::filesystem::path& run_dir, bool record_ids);
+  // `metrics`: this process's registry (monitoring.port), or null.
+  StreamHooks(KafkaBatchSource& source, const std::filesystem::path& run_dir, bool record_ids,
+              monitor::MetricsRegistry* metrics = nullptr);
 
   void on_start(train::LoopContext& ctx) override;
   void on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) override;
@@ -54,6 +57,7 @@ class StreamHooks final : public train::TrainingHooks {
   stream::PrequentialMetrics metrics_;
   std::optional<IdRecorder> ids_;  // from on_start: the run directory exists by then
   std::optional<stream::MetricsRelay> relay_;  // from on_start
+  std::optional<StreamGauges> gauges_;         // monitoring on
 };
 
 }  // namespace trib::train_stream

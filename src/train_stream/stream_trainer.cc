@@ -3,6 +3,7 @@
 #include "train_stream/kafka_batch_source.h"
 #include "train_stream/stream_hooks.h"
 #include "trib/core/error.h"
+#include "train/observed_hooks.h"
 #include "train/training_loop.h"
 
 namespace trib::train_stream {
@@ -29,7 +30,8 @@ train::RunSummary train(const train::TrainerOptions& options) {
   plan.report_every = tc.eval_every > 0 ? tc.eval_every : 100;
   plan.checkpoint_every = tc.checkpoint_every > 0 ? tc.checkpoint_every : plan.report_every;
   KafkaBatchSource source(job, options.distribution);
-  StreamHooks hooks(source, options.output, kc.record_ids);
+  StreamHooks stream_hooks(source, options.output, kc.record_ids, options.metrics);
+  train::ObservedHooks hooks(stream_hooks, options.metrics);
   return train::run_training_loop(options, plan, source, hooks);
 }
 

@@ -9,13 +9,21 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "trib/core/log.h"
 #include "trib/core/termination_signal.h"
 #include "trib/net/net_options.h"
 
+namespace trib::net {
+class NetContext;
+}
+
 namespace trib::cluster {
+
+class Coordinator;
 
 struct LocalClusterOptions {
   std::string executable;  // the trib binary the children run
@@ -55,6 +63,10 @@ struct LocalClusterOptions {
   // Null: SIGTERM stops the cluster at once, as SIGINT does.
   const TerminationSignal* terminate = nullptr;
   std::chrono::milliseconds preemption_grace{25000};
+  // Called once the coordinator listens, before any process starts: the launcher's
+  // monitoring (monitoring.port: its metrics and the dashboard), held until the job ends.
+  // It may throw (a port in use), which stops the job before it starts. Empty: none.
+  std::function<std::shared_ptr<void>(Coordinator&, const std::shared_ptr<net::NetContext>&)> monitor;
 };
 
 // Returns the launcher's exit code: 0 when every worker finished (or stopped for SIGTERM with

@@ -79,6 +79,9 @@ struct TrainingConfig {
   std::uint64_t seed = 1;
   double clip_norm = 0;          // gradient clipping by global norm; 0: off
   bool train_metrics = true;     // evaluate on the training split too (on up to 10k examples)
+  // Steps between per-step rows (loss, lr, images/s, gradient norm) in metrics.jsonl and
+  // the tfevents file, from every worker; 0: none.
+  std::int64_t log_every = 0;
 };
 
 struct ThreadsConfig {
@@ -137,6 +140,20 @@ struct SecurityConfig {
   bool encryption = true;
 };
 
+// monitoring: each role's Prometheus endpoint and the launcher's dashboard
+// (docs/monitoring.md). Off unless a port is set.
+struct MonitoringConfig {
+  // The base port (0: off): the launcher or coordinator listens on it, parameter server i
+  // on port + 1 + i, worker i on port + 1 + ps + i (monitor/metrics_server.h role_port).
+  int port = 0;
+  std::string bind = "127.0.0.1";  // loopback unless told otherwise
+  std::string token_file;          // a file holding a bearer token every request must carry
+  // The chief writes scalars (per-step rows, evaluations) to a tfevents file in the run
+  // directory for TensorBoard; independent of `port`.
+  bool tensorboard = true;
+  bool enabled() const { return port > 0; }
+};
+
 struct JobConfig {
   std::string name = "job";
   std::string source_file;
@@ -154,6 +171,7 @@ struct JobConfig {
   ClusterConfig cluster;
   StrategyConfig strategy;
   SecurityConfig security;
+  MonitoringConfig monitoring;
   // The configuration after overrides, as the roles of a cluster receive it (secrets
   // included: on the wire it is encrypted).
   std::string resolved_yaml;

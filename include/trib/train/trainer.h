@@ -11,6 +11,7 @@
 #include <string>
 
 #include "trib/config/job_config.h"
+#include "trib/monitor/metrics_registry.h"
 #include "trib/train/progress.h"
 #include "trib/train/distribution.h"
 #include "trib/train/stop_request.h"
@@ -33,6 +34,9 @@ struct TrainerOptions {
   // Asked at every step boundary whether to stop there, with a checkpoint (preemption).
   // Null: the run goes to its end.
   StopRequest* stop = nullptr;
+  // This process's metrics (monitoring.port): the loop's hooks feed it (train/observed_hooks.h).
+  // Null: no metrics.
+  monitor::MetricsRegistry* metrics = nullptr;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data

@@ -38,7 +38,8 @@ TEST(InstallDeps, TrainingInstallsNoBenchmarkPeerAndNoCompilerItDoesNotUse) {
 
 TEST(InstallDeps, TestsGetWhatTheyRunAndNoPyTorch) {
   const std::set<std::string> test = packages("build data test");
-  for (const char* p : {"libgtest-dev", "libgmock-dev", "kcat", "iproute2", "openmpi-bin"})
+  for (const char* p : {"libgtest-dev", "libgmock-dev", "kcat", "iproute2", "openmpi-bin", "prometheus", "python3-protobuf",
+                        "chromium"})
     EXPECT_TRUE(test.contains(p)) << p << ": a test uses it";
   for (const char* p : {"python3-torch", "iperf3", "libopenblas0-pthread", "libopenmpi-dev"})
     EXPECT_FALSE(test.contains(p)) << p << ": only the benchmarks use it";
