@@ -15,13 +15,17 @@ build=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   # cluster.store: etcd://...: libcurl for etcd's JSON gateway.
   libcurl4-openssl-dev
+  # The tributary Python package (python/, `make python`): pybind11 and the headers of
+  # Debian's python3, and numpy, which the package takes and returns arrays of.
+  pybind11-dev python3-dev python3-numpy
 )
 # What the examples and the tests train on.
 data=(dataset-fashion-mnist)
 # The tests: GoogleTest, and the programs tests run: kcat (an external Kafka client against
 # the built-in broker), ip (iproute2: hosts in network namespaces), mpirun (a `trib node`
-# launch). Tests that find one absent skip with a line saying so.
-test=(libgtest-dev libgmock-dev kcat iproute2 openmpi-bin etcd-server)
+# launch). Tests that find one absent skip with a line saying so. python3-pytest runs the
+# Python package's tests (python/tests).
+test=(libgtest-dev libgmock-dev kcat iproute2 openmpi-bin etcd-server python3-pytest)
 # The benchmarks' peers, run beside ours in the same run: PyTorch (engine, PS and allreduce
 # training), Open MPI (allreduce; mpicc builds the peer), iperf3 (PS wire speed), kcat
 # (stream ingest). libopenblas0-pthread: PyTorch at its best; torch only recommends an
