@@ -23,6 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr std::size_t kMaxGraphs = 32;
+
 // Where a quiet run's log lines go.
 struct NullFile {
   std::FILE* f = std::fopen("/dev/null", "w");
@@ -72,6 +74,9 @@ std::unique_ptr<ModelCore> ModelCore::load(const std::string& path) {
 }
 
 train::ModelGraph& ModelCore::graph_for(std::int64_t batch) {
+  // One graph per batch size seen; callers with ever-changing sizes (a server's requests)
+  // would otherwise grow the cache without bound.
+  if (graphs_.size() >= kMaxGraphs && !graphs_.contains(batch)) graphs_.clear();
   std::unique_ptr<train::ModelGraph>& g = graphs_[batch];
   if (!g) g = std::make_unique<train::ModelGraph>(spec_, batch, false, *engine_);
   return *g;

@@ -78,7 +78,9 @@ def train(job, overrides=None, output=None, resume=None, verbose=True, callbacks
     resume: a run directory to continue from its newest checkpoint. callbacks: callables
     receiving {"step", "loss"} after every step of a single-process job (a local cluster's
     steps happen in its workers: they are not called); one returning False stops the run.
-    verbose: print the progress lines."""
+    verbose: print the progress lines. Ctrl-C stops the run at a step boundary with a
+    checkpoint (a cluster or stream job: as SIGTERM stops `trib train`) and raises
+    KeyboardInterrupt."""
     job = os.fspath(job)
     sets = _overrides(overrides)
     info = _tributary.load_job(job, sets)
@@ -102,12 +104,15 @@ def _run_trib(job, sets, run_dir, resume, verbose):
         cmd += ["--set", s]
     cmd += ["--resume", run_dir] if resume else ["--output", run_dir]
     out = None if verbose else subprocess.DEVNULL
-    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE if not verbose else None, text=True)
+    # Its own session: Ctrl-C at a terminal reaches this process only, which then stops the
+    # job as a preemption (SIGTERM: every worker stops at a step boundary, the chief writes a
+    # checkpoint, `resume=` continues it), as fit and single-process jobs stop.
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE if not verbose else None, text=True,
+                            start_new_session=True)
     try:
         _, err = proc.communicate()
-    except KeyboardInterrupt:
-        # Ctrl-C reached the child too (same process group): let it stop and clean up.
-        proc.send_signal(signal.SIGINT)
+    except BaseException:
+        proc.send_signal(signal.SIGTERM)
         proc.wait()
         raise
     if proc.returncode != 0:
