@@ -1,11 +1,12 @@
 // Ctrl-C while the library trains with the GIL released. Python's own SIGINT handler only
 // notes the signal; this StopRequest, asked at every step boundary, takes the GIL for a
-// moment to run the pending handlers (PyErr_CheckSignals). A KeyboardInterrupt (or whatever
+// moment (at most every 20 ms) to run the pending handlers (PyErr_CheckSignals). A KeyboardInterrupt (or whatever
 // a handler raised) then stops the run at that boundary, cleanly, last checkpoint written,
 // and the caller raises it once the loop has returned. A callback may also ask for a stop.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 
 #include "bindings.h"
@@ -28,6 +29,8 @@ class InterruptStop final : public train::StopRequest {
   void raise_if_interrupted();
 
  private:
+  static constexpr std::chrono::milliseconds kCheckEvery{20};
+  std::chrono::steady_clock::time_point last_check_{};
   std::atomic<bool> requested_{false};
   std::unique_ptr<py::error_already_set> error_;  // destroyed with the GIL held (pybind11 >= 2.10)
 };
