@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CONFIG ?= examples/fashion_ps.yaml
 DEPS := bash scripts/install-deps.sh
 
-.PHONY: all deps configure build train test bench clean
+.PHONY: all deps configure build train test bench python clean
 
 all: build
 
@@ -36,6 +36,14 @@ train:
 	$(call configure,OFF)
 	@cmake --build $(BUILD) -j $(JOBS) --target trib
 	$(BUILD)/bin/trib train $(CONFIG)
+
+# The tributary Python package (and the trib program it runs for local clusters), importable
+# with PYTHONPATH=$(BUILD)/python; `cmake --install $(BUILD)` installs it (docs/python.md).
+python:
+	@$(DEPS) build
+	$(call configure,OFF)
+	@cmake -S . -B $(BUILD) -DTRIB_PYTHON=ON > $(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
+	@cmake --build $(BUILD) -j $(JOBS) --target python
 
 # Every test, labelled unit / integration / e2e (run one tier with: ctest -L unit).
 test:

@@ -92,6 +92,12 @@ DataConfig read_data(ConfigReader r) {
     r.finish();
     return d;
   }
+  if (d.format == "python") {  // batches from the program that runs the job: no files
+    d.shuffle = r.get<bool>("shuffle", true);
+    d.prefetch = r.get<int>("prefetch", 2);
+    r.finish();
+    return d;
+  }
   auto split = [&](const std::string& key) {
     DataSplitConfig s;
     ConfigReader c = r.child(key);
@@ -105,7 +111,7 @@ DataConfig read_data(ConfigReader r) {
     return s;
   };
   TRIB_CHECK(d.format == "idx" || d.format == "csv", InvalidArgument,
-             "config {}: {} '{}' is not supported: expected idx, csv or kafka", r.file(), r.where("format"), d.format);
+             "config {}: {} '{}' is not supported: expected idx, csv, kafka or python", r.file(), r.where("format"), d.format);
   d.train = split("train");
   d.test = split("test");
   if (d.format == "csv") {

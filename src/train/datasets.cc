@@ -43,6 +43,10 @@ std::shared_ptr<const data::Dataset> load_split(const config::DataConfig& d,
 }  // namespace
 
 Datasets load_datasets(const config::DataConfig& data, const config::ModelConfig& model) {
+  TRIB_CHECK(!data.external(), InvalidArgument,
+             "data.format is python: this job's batches come from a Python program (tributary's Model.fit), so "
+             "there are no files to read; give the job a data section with files (idx or csv) to train or "
+             "evaluate it here");
   Datasets out;
   out.train = load_split(data, data.train, data.train_subset);
   out.test = load_split(data, data.test, data.test_subset);

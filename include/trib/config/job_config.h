@@ -44,7 +44,9 @@ struct DataSplitConfig {
 };
 
 struct DataConfig {
-  std::string format = "idx";  // idx | csv | kafka (a stream: no train/test splits)
+  // idx | csv | kafka (a stream: no train/test splits) | python (batches handed over by the
+  // program running the job, the Python API's Model.fit: no files)
+  std::string format = "idx";
   DataSplitConfig train, test;
   std::string label_column = "label";  // csv
   bool header = true;                  // csv
@@ -66,6 +68,7 @@ struct DataConfig {
   SchemaDataConfig schema;
   GeneratorConfig generator;
   bool stream() const { return format == "kafka"; }
+  bool external() const { return format == "python"; }
 };
 
 struct TrainingConfig {

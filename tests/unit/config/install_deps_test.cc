@@ -45,6 +45,12 @@ TEST(InstallDeps, TestsGetWhatTheyRunAndNoPyTorch) {
     EXPECT_FALSE(test.contains(p)) << p << ": only the benchmarks use it";
 }
 
+TEST(InstallDeps, ThePythonPackageBuildsAndIsTested) {
+  const std::set<std::string> build = packages("build");
+  for (const char* p : {"pybind11-dev", "python3-dev", "python3-numpy"}) EXPECT_TRUE(build.contains(p)) << p;
+  EXPECT_TRUE(packages("build data test").contains("python3-pytest")) << "make test runs python/tests";
+}
+
 TEST(InstallDeps, BenchGetsEveryPeer) {
   const std::set<std::string> bench = packages("build bench");
   for (const char* p : kBenchPeers) EXPECT_TRUE(bench.contains(p)) << p;
