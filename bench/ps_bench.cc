@@ -166,11 +166,16 @@ double peer(const std::string& model, int batch) {
 
 }  // namespace
 
-int main() {
-  double ours = ps_throughput(3.0);
-  auto theirs = bench::iperf3_bytes_per_s(5201 + ::getpid() % 1000, 3.0);
-  fmt::print("bench=ps ours_GBps={:.2f} peer=iperf3 peer_GBps={} ratio={}\n", ours / 1e9,
-             theirs ? fmt::format("{:.2f}", *theirs / 1e9) : "NA", theirs ? fmt::format("{:.2f}", ours / *theirs) : "NA");
+// `ps_bench replicas`: only the bench=ps_replicas and bench=ps_train_replicas lines.
+int main(int argc, char** argv) {
+  const bool replicas_only = argc > 1 && std::string(argv[1]) == "replicas";
+  double ours = replicas_only ? 0 : ps_throughput(3.0);
+  if (!replicas_only) {
+    auto theirs = bench::iperf3_bytes_per_s(5201 + ::getpid() % 1000, 3.0);
+    fmt::print("bench=ps ours_GBps={:.2f} peer=iperf3 peer_GBps={} ratio={}\n", ours / 1e9,
+               theirs ? fmt::format("{:.2f}", *theirs / 1e9) : "NA",
+               theirs ? fmt::format("{:.2f}", ours / *theirs) : "NA");
+  }
   std::fflush(stdout);
   {
     // Same loop, same run: without a backup, then with one.
@@ -184,6 +189,7 @@ int main() {
                train0, train1, train0 > 0 ? train1 / train0 : 0);
     std::fflush(stdout);
   }
+  if (replicas_only) return 0;
   struct Case {
     std::string model;
     int batch, steps;

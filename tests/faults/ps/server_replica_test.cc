@@ -57,7 +57,7 @@ TEST(PsServerReplica, AKilledServersBackupTakesOverWithNoRollbackAndNoLostUpdate
   TribRun r = run_trib(job(out), std::chrono::seconds(240), [&](const std::string& line, testing::Trib&) {
     std::smatch m;
     if (pid.empty() && std::regex_search(line, m, std::regex("ps1 \\(pid ([0-9]+)\\)"))) pid = m[1];
-    if (!killed && !pid.empty() && std::regex_search(line, std::regex("^\\[worker0\\] +60 +"))) {
+    if (!killed && !pid.empty() && std::regex_search(line, std::regex("^\\[worker0\\] +100 +"))) {
       ::kill(std::stoi(pid), SIGKILL);
       killed = true;
     }
