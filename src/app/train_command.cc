@@ -106,6 +106,7 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.relaunch_workers = lc.workers_may_be_lost;  // a relaunched allreduce worker joins the running group
   // A lost parameter server is relaunched, and the chief restores the job from a checkpoint.
   lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps;
+  lc.server_backups = o.job.strategy.ps_replicas > 0;
   lc.max_restarts = o.job.cluster.max_restarts;
   lc.terminate = &terminate;
   lc.preemption_grace = std::chrono::seconds(o.job.cluster.preemption_grace_s);

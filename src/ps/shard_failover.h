@@ -33,6 +33,9 @@ class ShardFailover {
   std::uint32_t next_seq(int ps) { return ++seq_[static_cast<std::size_t>(ps)]; }
   // Shards now served by their backup.
   int failovers() const;
+  // Whether server `ps`'s requests now go to its backup (a series of requests begun on the
+  // primary, such as a save's parts, starts over there).
+  bool failed_over(int ps) const { return failed_over_[static_cast<std::size_t>(ps)] != 0; }
 
  private:
   std::vector<std::shared_ptr<net::Connection>>* servers_;

@@ -324,7 +324,19 @@ TensorMap PsUpdate::fetch_server_state(int ps) const {
     proto::Body b = proto::make_body(proto::Type::save);
     b.text = nlohmann::json{{"part", part}}.dump();
     Tensor t;
-    proto::Body r = exchange(ps, b, {}, &t);
+    const bool on_backup = failover_->failed_over(ps);
+    proto::Body r;
+    try {
+      r = exchange(ps, b, {}, &t);
+    } catch (const InvalidArgument&) {
+      if (part == 0 || on_backup || !failover_->failed_over(ps)) throw;
+      // The primary was lost mid-save (strategy.ps_replicas): its snapshot went with it, and
+      // the backup that took over refused part `part`: it snapshots afresh from part 0.
+      out.clear();
+      part = -1;
+      parts = 1;
+      continue;
+    }
     nlohmann::json j = nlohmann::json::parse(r.text, nullptr, false);
     // A server holding no variable (more servers than variables) has nothing to send.
     if (part == 0 && j.is_object() && j.value("parts", nlohmann::json()) == 0 && !t.defined()) break;

@@ -38,6 +38,9 @@ struct LocalClusterOptions {
   // coordinator goes on without it meanwhile (CoordinatorOptions::servers_may_be_lost), and
   // the chief restores the job from its newest checkpoint once it is back.
   bool relaunch_servers = false;
+  // strategy.ps_replicas: a lost server's shard is taken over by its backup, so nothing rolls
+  // back; the relaunch line says so.
+  bool server_backups = false;
   int max_restarts = 0;
   net::NetOptions net;
   std::FILE* out = stdout;

@@ -74,6 +74,10 @@ TEST(PsServerReplica, AKilledServersBackupTakesOverWithNoRollbackAndNoLostUpdate
   EXPECT_EQ(r.output.find("parameter server restore"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("steps redone"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("back to step"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("the job rolls back"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("ps1 \\(pid [0-9]+\\) was killed by signal 9.*; relaunching \\(1 of 3\\); "
+                                                     "its shard.s backup takes over, nothing rolls back")))
+      << r.output;
   // Every worker pushes each step to both shards: shard 1's acting server (its backup) holds
   // every push exactly once, as shard 0 does.
   const long u0 = updates(r.output, 0);

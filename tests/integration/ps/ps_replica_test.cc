@@ -28,12 +28,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-config::JobConfig job(std::int64_t steps) {
+config::JobConfig job(std::int64_t steps, std::int64_t checkpoint_every = 1000) {
   return config::load_job_config(
       std::string(TRIB_SOURCE_DIR) + "/examples/fashion_mlp.yaml",
       {"data.train_subset=2048", "data.test_subset=200", "training.steps=" + std::to_string(steps),
        "training.batch=32", "training.train_metrics=false", "threads.intra=1", "optimizer.name=adam",
-       "optimizer.lr=0.001", "schedule.name=constant", "data.prefetch=0", "training.checkpoint_every=1000",
+       "optimizer.lr=0.001", "schedule.name=constant", "data.prefetch=0",
+       "training.checkpoint_every=" + std::to_string(checkpoint_every),
        "training.eval_every=1000"});
 }
 
@@ -71,7 +72,15 @@ class ReplicaCluster {
     for (int i = 0; i < kServers; ++i) {
       auto s = primaries_[i];
       net::Handlers h;
-      h.on_request = [s](net::Message m, const net::PeerIdentity& f) { return s->handle(std::move(m), f); };
+      h.on_request = [this, s, i](net::Message m, const net::PeerIdentity& f) {
+        if (dies_at_save_part(i, m)) {
+          // Lost between two parts of a checkpoint's save: the request fails as a closed
+          // connection would, and the server forwards nothing more.
+          dead_[i]->store(true);
+          throw Unavailable("server killed mid-save");
+        }
+        return s->handle(std::move(m), f);
+      };
       h.on_close = [s](const net::PeerIdentity& peer, std::string_view) { s->connection_closed(peer); };
       listeners_.push_back(transport("ps", i)->listen(address(i), std::move(h)));
       auto b = backups_[i];
@@ -94,6 +103,12 @@ class ReplicaCluster {
     dead_[i]->store(true);
     listeners_[i].reset();
     backup_listeners_[(i + kServers - 1) % kServers].reset();
+  }
+
+  // Server i fails the save request for `part` (and is dead from then on).
+  void kill_at_save_part(int i, std::int64_t part) {
+    kill_server_ = i;
+    kill_part_ = part;
   }
 
   PsServer& primary(int i) { return *primaries_[i]; }
@@ -128,6 +143,13 @@ class ReplicaCluster {
   }
 
  private:
+  bool dies_at_save_part(int i, const net::Message& m) {
+    if (i != kill_server_ || dead_[i]->load()) return false;
+    const proto::Body b = proto::decode(m.body);
+    if (b.type() != proto::Type::save) return false;
+    return nlohmann::json::parse(b.text).value("part", std::int64_t{-1}) == kill_part_;
+  }
+
   static std::string address(int i) { return "ps" + std::to_string(i) + ":1"; }
   static std::string backup_address(int shard) { return "backup-of-ps" + std::to_string(shard) + ":1"; }
 
@@ -143,6 +165,8 @@ class ReplicaCluster {
 
   int workers_;
   Mode mode_;
+  std::atomic<int> kill_server_{-1};
+  std::atomic<std::int64_t> kill_part_{-1};
   Placement placement_;
   std::shared_ptr<net::InProcHub> hub_ = std::make_shared<net::InProcHub>();
   net::ClusterSecret secret_ = net::ClusterSecret::generate();
@@ -167,14 +191,15 @@ struct Outcome {
 
 // `workers` workers for `steps`; server 1 is killed once the chief applied step `kill_at`
 // (never when it is negative), from the chief's own thread.
-Outcome run(ReplicaCluster& cluster, int workers, std::int64_t steps, std::int64_t kill_at, const fs::path& out) {
+Outcome run(ReplicaCluster& cluster, int workers, std::int64_t steps, std::int64_t kill_at, const fs::path& out,
+            std::int64_t checkpoint_every = 1000) {
   std::FILE* quiet = std::fopen("/dev/null", "w");
   Outcome o;
   o.summaries.resize(workers);
   std::atomic<bool> killed{false};
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) {
-    train::TrainerOptions t = cluster.worker(job(steps), w, out / std::to_string(w), quiet);
+    train::TrainerOptions t = cluster.worker(job(steps, checkpoint_every), w, out / std::to_string(w), quiet);
     if (w == 0)
       t.on_step = [&](std::int64_t s, double) {
         o.chief_steps.push_back(s);
@@ -204,6 +229,25 @@ TEST(PsReplicaFailover, ASyncJobLosingAServerEndsWithTheValuesOfARunWithoutTheLo
   EXPECT_TRUE(faulty.backup(1).acting());
   EXPECT_EQ(faulty.backup(1).server().stats().takeovers, 1u);
   EXPECT_EQ(faulty.backup(1).server().stats().applied, 40u);
+  EXPECT_EQ(state(faulty.primary(0)), state(clean.primary(0)));
+  EXPECT_EQ(state(faulty.backup(1).server()), state(clean.primary(1)));
+  fs::remove_all(out);
+}
+
+TEST(PsReplicaFailover, AServerLostMidCheckpointIsSavedFromItsBackupAndTheRunGoesOn) {
+  // Regression: the chief's save of server 1 failed over between its parts, and the backup,
+  // which never saw part 0's snapshot, refused part 2; the run ended. The save now starts
+  // over on the backup.
+  const fs::path out = temp("mid_save");
+  ReplicaCluster clean(1, Mode::sync);
+  run(clean, 1, 30, -1, out / "clean", 10);
+  ReplicaCluster faulty(1, Mode::sync);
+  faulty.kill_at_save_part(1, 2);
+  Outcome o = run(faulty, 1, 30, -1, out / "faulty", 10);
+  EXPECT_EQ(o.summaries[0].steps, 30);
+  ASSERT_EQ(o.chief_steps.size(), 30u) << "no step redone";
+  EXPECT_TRUE(faulty.backup(1).acting());
+  EXPECT_TRUE(fs::exists(out / "faulty" / "0" / "checkpoints" / "ckpt-10")) << "the checkpoint at the loss";
   EXPECT_EQ(state(faulty.primary(0)), state(clean.primary(0)));
   EXPECT_EQ(state(faulty.backup(1).server()), state(clean.primary(1)));
   fs::remove_all(out);
