@@ -1,5 +1,7 @@
 #include "app/ps_replica_role.h"
 
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "ps/replica_wire.h"
@@ -82,8 +84,20 @@ std::unique_ptr<PsReplicaRole> start_ps_replica(cluster::Member& member, ps::PsS
 std::function<std::shared_ptr<net::Connection>(int ps, std::chrono::milliseconds timeout)> ps_backup_dial(
     cluster::Member& member, std::shared_ptr<net::Transport> transport) {
   cluster::Member* m = &member;
-  return [m, transport](int ps, std::chrono::milliseconds timeout) {
-    return dial_published(*m, *transport, ps_backup_key(ps), timeout, fmt::format("the backup of ps {}", ps));
+  // One connection per backup, whoever asks: the worker's pushes and its data claims must
+  // reach the backup on one connection, as they reached the primary, or the backup would
+  // take each switch between them for a relaunched worker (and hand its data to others).
+  struct Cache {
+    std::mutex mu;
+    std::map<int, std::shared_ptr<net::Connection>> open;
+  };
+  auto cache = std::make_shared<Cache>();
+  return [m, transport, cache](int ps, std::chrono::milliseconds timeout) {
+    std::lock_guard lock(cache->mu);
+    std::shared_ptr<net::Connection>& c = cache->open[ps];
+    if (!c || !c->is_open())
+      c = dial_published(*m, *transport, ps_backup_key(ps), timeout, fmt::format("the backup of ps {}", ps));
+    return c;
   };
 }
 

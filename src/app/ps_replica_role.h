@@ -48,7 +48,8 @@ struct PsReplicaSetup {
 std::unique_ptr<PsReplicaRole> start_ps_replica(cluster::Member& member, ps::PsServer& server,
                                                 const PsReplicaSetup& setup);
 
-// PsRecoveryOptions::backup for a worker: dials the address the backup of `ps` published.
+// PsRecoveryOptions::backup for a worker: dials the address the backup of `ps` published,
+// once: every caller of one returned function shares that connection.
 std::function<std::shared_ptr<net::Connection>(int ps, std::chrono::milliseconds timeout)> ps_backup_dial(
     cluster::Member& member, std::shared_ptr<net::Transport> transport);
 

@@ -89,5 +89,40 @@ TEST(PsServerReplica, AKilledServersBackupTakesOverWithNoRollbackAndNoLostUpdate
   fs::remove_all(clean_out);
 }
 
+TEST(PsServerReplica, LosingTheServerThatHandsOutTheDataLosesNoBatchAndReadsNoneTwice) {
+  // data.assignment: dynamic: server 0 hands out the chunks. Its backup holds the dispenser
+  // too, and a worker's pushes and claims reach the backup on one connection (regression: on
+  // two, the backup took each switch for a relaunch and handed the worker's chunk to others).
+  fs::path out = testing::fresh_path("faults", "ps_replica_dynamic");
+  std::vector<std::string> args = job(out);
+  args.insert(args.end(), {"--set", "data.assignment=dynamic"});
+  std::string pid;
+  bool killed = false;
+  TribRun r = run_trib(args, std::chrono::seconds(240), [&](const std::string& line, testing::Trib&) {
+    std::smatch m;
+    if (pid.empty() && std::regex_search(line, m, std::regex("ps0 \\(pid ([0-9]+)\\)"))) pid = m[1];
+    if (!killed && !pid.empty() && std::regex_search(line, std::regex("^\\[worker0\\] +100 +"))) {
+      ::kill(std::stoi(pid), SIGKILL);
+      killed = true;
+    }
+  });
+  ASSERT_TRUE(killed) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("ps 0's backup: .* taking over the shard with no rollback")))
+      << r.output;
+  EXPECT_EQ(r.output.find("of its data unread"), std::string::npos) << "no worker was taken for a relaunch\n"
+                                                                     << r.output;
+  // Every batch of the job applied once: as many as it has, none handed back.
+  std::smatch data;
+  ASSERT_TRUE(std::regex_search(r.output, data, std::regex("data: ([0-9]+) of ([0-9]+) batches applied, ([0-9]+) "
+                                                           "handed back")))
+      << r.output;
+  EXPECT_EQ(data[1], data[2]) << r.output;
+  EXPECT_EQ(data[3], "0") << r.output;
+  EXPECT_EQ(updates(r.output, 0), std::stol(data[2])) << "one push per batch, each applied once\n" << r.output;
+  EXPECT_EQ(updates(r.output, 1), updates(r.output, 0)) << r.output;
+  fs::remove_all(out);
+}
+
 }  // namespace
 }  // namespace trib
