@@ -2,6 +2,10 @@
 //   bench=ps: one server and two workers on loopback pushing gradients and pulling values of
 //     a 16 MiB variable as fast as they can (async SGD); bytes in plus bytes out per second,
 //     beside iperf3's single-stream loopback figure.
+//   bench=ps_replicas: the same loop with strategy.ps_replicas 0 and 1 in one run: with 1,
+//     every push is forwarded to a backup (another listener on loopback) before it is
+//     answered; the ratio is what the hot backup costs. bench=ps_train_replicas: images/s of
+//     a 2-server, 2-worker training with ps_replicas 0 and 1.
 //   bench=ps_train: images/s of 2 workers x 1 thread with 1 server (sync and async), against
 //     the ideal (two independent single-process trainings at once) and the peer (two
 //     torch_peer.py --threads 1 processes at once).
@@ -26,6 +30,8 @@
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
 #include "trib/optim/optimizer_config.h"
+#include "trib/ps/backup_link.h"
+#include "trib/ps/ps_backup.h"
 #include "trib/ps/ps_server.h"
 
 namespace {
@@ -51,12 +57,34 @@ net::Message ps_request(ps::proto::Type type, int worker, std::int64_t step, Ten
   return {ps::proto::kPsMethod, ps::proto::encode(b), std::move(tensor)};
 }
 
-double ps_throughput(double seconds) {
+// With `replicas`, the server forwards every change to a backup behind its own listener, as
+// `trib ps` does with strategy.ps_replicas: 1.
+double ps_throughput(double seconds, int replicas = 0) {
   const std::int64_t n = 4 << 20;  // 16 MiB of f32
   std::vector<ps::VariableInfo> vars{{"w", Shape{n}}};
   ps::Placement placement = ps::place(vars, 1, ps::PlacementStrategy::greedy, 1 << 30);
   ps::PsServer server({0, 2, ps::Mode::async, 2, 0, vars, placement, make_optimizer({.name = "sgd"})});
   auto secret = net::ClusterSecret::generate();
+  std::unique_ptr<ps::PsBackup> backup;
+  std::shared_ptr<net::Transport> backup_serving;
+  std::unique_ptr<net::Listener> backup_listener;
+  std::shared_ptr<ps::BackupLink> link;
+  if (replicas > 0) {
+    backup = std::make_unique<ps::PsBackup>(
+        ps::PsServerOptions{0, 2, ps::Mode::async, 2, 0, vars, placement, make_optimizer({.name = "sgd"})});
+    auto pool = std::make_shared<PoolAllocator>();
+    net::NetOptions o;
+    o.allocator = pool.get();
+    o.max_frame_bytes = backup->server().max_request_bytes() + 4096;
+    backup_serving = std::make_shared<net::TcpTransport>(net::NetContext::create(secret, {"ps", 1, ""}, o));
+    ps::PsBackup* b = backup.get();
+    backup_listener = backup_serving->listen(
+        "127.0.0.1:0", {[b, pool](net::Message m, const net::PeerIdentity& f) { return b->handle(std::move(m), f); }});
+    auto out = std::make_shared<net::TcpTransport>(net::NetContext::create(secret, {"ps", 0, ""}));
+    const std::string address = backup_listener->address();
+    link = std::make_shared<ps::BackupLink>(0, [out, address] { return out->connect(address); }, nullptr);
+    server.set_forward([link](const net::Message& frame) { link->forward(frame); });
+  }
   // As `trib ps` serves: pushed gradients land in pooled buffers (no page faults per push).
   auto receive_pool = std::make_shared<PoolAllocator>();
   net::NetOptions serving_options;
@@ -92,6 +120,7 @@ double ps_throughput(double seconds) {
   stop = true;
   a.join();
   b.join();
+  if (link && !link->has_backup()) return 0;  // the backup was lost: no figure
   return rate;
 }
 
@@ -114,10 +143,11 @@ std::string config_for(const std::string& model) {
   return model == "mlp" ? path + " --set model.layers.2.units=256" : path;
 }
 
-double ours_cluster(const std::string& model, int batch, int steps, const std::string& mode) {
+double ours_cluster(const std::string& model, int batch, int steps, const std::string& mode, int servers = 1,
+                    int replicas = 0) {
   std::string cmd = trib_binary() + " train " + config_for(model) + train_args(model, batch, steps) +
-                    " --set cluster.ps=1 --set cluster.workers=2 --set strategy.name=ps --set strategy.mode=" + mode +
-                    " 2>&1";
+                    fmt::format(" --set cluster.ps={} --set strategy.ps_replicas={}", servers, replicas) +
+                    " --set cluster.workers=2 --set strategy.name=ps --set strategy.mode=" + mode + " 2>&1";
   return sum_matches(bench::run_command(cmd), R"(worker \d+ throughput: ([0-9.]+) images/s)");
 }
 
@@ -136,12 +166,30 @@ double peer(const std::string& model, int batch) {
 
 }  // namespace
 
-int main() {
-  double ours = ps_throughput(3.0);
-  auto theirs = bench::iperf3_bytes_per_s(5201 + ::getpid() % 1000, 3.0);
-  fmt::print("bench=ps ours_GBps={:.2f} peer=iperf3 peer_GBps={} ratio={}\n", ours / 1e9,
-             theirs ? fmt::format("{:.2f}", *theirs / 1e9) : "NA", theirs ? fmt::format("{:.2f}", ours / *theirs) : "NA");
+// `ps_bench replicas`: only the bench=ps_replicas and bench=ps_train_replicas lines.
+int main(int argc, char** argv) {
+  const bool replicas_only = argc > 1 && std::string(argv[1]) == "replicas";
+  double ours = replicas_only ? 0 : ps_throughput(3.0);
+  if (!replicas_only) {
+    auto theirs = bench::iperf3_bytes_per_s(5201 + ::getpid() % 1000, 3.0);
+    fmt::print("bench=ps ours_GBps={:.2f} peer=iperf3 peer_GBps={} ratio={}\n", ours / 1e9,
+               theirs ? fmt::format("{:.2f}", *theirs / 1e9) : "NA",
+               theirs ? fmt::format("{:.2f}", ours / *theirs) : "NA");
+  }
   std::fflush(stdout);
+  {
+    // Same loop, same run: without a backup, then with one.
+    const double none = ps_throughput(3.0, 0), one = ps_throughput(3.0, 1);
+    fmt::print("bench=ps_replicas ps_replicas=0 GBps={:.2f} ps_replicas=1 GBps={:.2f} ratio={:.2f}\n", none / 1e9,
+               one / 1e9, none > 0 ? one / none : 0);
+    const double train0 = ours_cluster("mlp", 256, 300, "async", 2, 0);
+    const double train1 = ours_cluster("mlp", 256, 300, "async", 2, 1);
+    fmt::print("bench=ps_train_replicas model=mlp mode=async ps=2 workers=2 ps_replicas=0 images_per_s={:.0f} "
+               "ps_replicas=1 images_per_s={:.0f} ratio={:.2f}\n",
+               train0, train1, train0 > 0 ? train1 / train0 : 0);
+    std::fflush(stdout);
+  }
+  if (replicas_only) return 0;
   struct Case {
     std::string model;
     int batch, steps;

@@ -21,6 +21,7 @@
 #include "app/pipeline_role.h"
 #include "app/ps_metrics.h"
 #include "app/role_monitor.h"
+#include "app/ps_replica_role.h"
 #include "app/train_job.h"
 #include "trib/net/host_port.h"
 #include "trib/net/net_context.h"
@@ -200,6 +201,7 @@ ps::PsRecoveryOptions ps_recovery(cluster::Member& member, const RoleArgs& args,
   };
   if (m->membership().index == 0) r.checkpoints = (std::filesystem::path(m->membership().run_dir) / "checkpoints").string();
   r.timeout = std::chrono::seconds(std::max(60, job.cluster.join_timeout_s));
+  if (job.strategy.ps_replicas > 0) r.backup = ps_backup_dial(member, redial);  // strategy.ps_replicas
   return r;
 }
 
@@ -218,11 +220,14 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
   // Per-worker state for every index the job may admit (cluster.max_workers); the ones beyond
   // its starting workers are waited for once a worker joins with one.
-  ps::PsServerOptions server_options = strategy::ps_server_options(job, m.index, m.max_workers);
-  server_options.present_workers = m.workers;
-  server_options.dispense_data = m.index == 0 && job.strategy.name == config::StrategyName::ps &&
-                                 !job.data.stream() && job.data.assignment == "dynamic";
-  ps::PsServer server(std::move(server_options));
+  auto options_for = [&job, &m](int index) {
+    ps::PsServerOptions o = strategy::ps_server_options(job, index, m.max_workers);
+    o.present_workers = m.workers;
+    o.dispense_data = index == 0 && job.strategy.name == config::StrategyName::ps && !job.data.stream() &&
+                      job.data.assignment == "dynamic";
+    return o;
+  };
+  ps::PsServer server(options_for(m.index));
   server.set_log([](const std::string& line) {
     fmt::print("{}\n", line);
     std::fflush(stdout);
@@ -233,6 +238,21 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   serving_options.allocator = receive_pool.get();
   serving_options.max_frame_bytes = std::min(serving_options.max_frame_bytes, server.max_request_bytes());
   auto serving = transport_for("ps", args, serving_options, log);
+  // strategy.ps_replicas: the backup this server holds, and the link to its own shard's.
+  // Before the membership reaches the server: its events are forwarded, and the backups of
+  // the other servers must be listening by then.
+  std::unique_ptr<PsReplicaRole> replica;
+  if (job.strategy.ps_replicas > 0)
+    replica = start_ps_replica(
+        *member, server,
+        {m.index, m.ps, options_for,
+         [&args, &log](const net::NetOptions& o) { return transport_for("ps", args, o, log); }, net_options(job), bind_host(args, job),
+         [&args, &job](const std::string& bound) { return published_address(bind_host(args, job), args, bound); },
+         std::chrono::seconds(std::max(60, job.cluster.join_timeout_s)),
+         [](const std::string& line) {
+           fmt::print("{}\n", line);
+           std::fflush(stdout);
+         }});
   net::Handlers h;
   h.on_request = [&server](net::Message req, const net::PeerIdentity& from) { return server.handle(std::move(req), from); };
   // Membership changes reach the server: a lost worker holds nobody back, and what its
@@ -333,7 +353,10 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
     // ends it (the worker names the server), and --resume continues exactly once.
     if (job.data.stream()) links.ps_recovery = {};
     // data.assignment: dynamic: server 0 hands out the data (chunked_batch_source.h).
-    if (job.data.assignment == "dynamic" && !job.data.stream() && !links.servers.empty())
+    if (job.data.assignment == "dynamic" && !job.data.stream() && !links.servers.empty() &&
+        job.strategy.ps_replicas > 0)
+      o.distribution.claim_data = replicated_claims(links.servers[0], links.ps_recovery.backup, m.index, m.incarnation);
+    else if (job.data.assignment == "dynamic" && !job.data.stream() && !links.servers.empty())
       o.distribution.claim_data = [server0 = links.servers[0], index = m.index,
                                    generation = m.incarnation](const std::string& request) {
         return ps::claim_data(*server0, index, generation, request);

@@ -137,9 +137,10 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.relaunch_workers = lc.workers_may_be_lost;  // a relaunched allreduce worker joins the running group
   // A lost parameter server is relaunched, and the chief restores the job from a checkpoint.
   // Not in a stream job: its workers' Kafka positions do not rewind with the servers yet, so
-  // the events trained since the checkpoint would be lost; it stops, and --resume continues
-  // from the checkpoint exactly once.
+  // the events trained since the checkpoint would be lost; it restarts whole instead (below).
+  // With strategy.ps_replicas a lost server's backup takes over and nothing rolls back.
   lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream();
+  lc.server_backups = o.job.strategy.ps_replicas > 0;
   const bool restarts_whole_job =
       pipeline || (o.job.data.stream() && o.job.strategy.name != config::StrategyName::local);
   if (pipeline)

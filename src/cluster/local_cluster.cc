@@ -266,9 +266,10 @@ int run_local_cluster(const LocalClusterOptions& o) {
     for (ChildProcess* c : lost) {
       if (c->name().starts_with("ps")) {
         ++server_restarts;
-        board.print(fmt::format("local cluster: {} (pid {}) {}; relaunching ({} of {}); the job rolls back to its "
-                                "newest checkpoint",
-                                c->name(), c->pid(), c->describe_exit(), server_restarts, o.max_restarts));
+        board.print(fmt::format("local cluster: {} (pid {}) {}; relaunching ({} of {}); {}", c->name(), c->pid(),
+                                c->describe_exit(), server_restarts, o.max_restarts,
+                                o.server_backups ? "its shard's backup takes over, nothing rolls back"
+                                                 : "the job rolls back to its newest checkpoint"));
         ChildProcess& again = sup.relaunch(c, argv("ps", std::stoi(c->name().substr(2))), env);
         board.print(fmt::format("local cluster: {} relaunched (pid {})", again.name(), again.pid()));
         continue;

@@ -389,6 +389,12 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
                "config {}: a cluster needs strategy.name ps, allreduce or pipeline", origin);
     TRIB_CHECK(job.strategy.name != StrategyName::ps || job.cluster.ps >= 1, InvalidArgument,
                "config {}: strategy ps needs cluster.ps >= 1", origin);
+    // A backup lives on another server: with one, there is nowhere to put it.
+    TRIB_CHECK(job.strategy.ps_replicas == 0 || (job.strategy.name == StrategyName::ps && job.cluster.ps >= 2),
+               InvalidArgument,
+               "config {}: strategy.ps_replicas: 1 needs strategy ps with cluster.ps >= 2 (a shard's backup lives on "
+               "another server), got {} server(s)",
+               origin, job.strategy.name == StrategyName::ps ? job.cluster.ps : 0);
     TRIB_CHECK(job.strategy.backup_workers < job.cluster.workers, InvalidArgument,
                "config {}: strategy.backup_workers ({}) must be fewer than cluster.workers ({})", origin,
                job.strategy.backup_workers, job.cluster.workers);

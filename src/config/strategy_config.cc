@@ -43,6 +43,7 @@ StrategyConfig read_strategy(ConfigReader r) {
   s.staleness = r.get<int>("staleness", s.staleness);
   s.backup_workers = r.get<int>("backup_workers", s.backup_workers);
   s.period = r.get<int>("period", s.period);
+  s.ps_replicas = r.get<int>("ps_replicas", s.ps_replicas);
   s.partition_bytes = r.get<std::int64_t>("partition_bytes", s.partition_bytes);
   s.bucket_mb = r.get<double>("bucket_mb", s.bucket_mb);
   s.compression = parse_enum(r, "compression", s.compression, kCompressions);
@@ -62,6 +63,9 @@ StrategyConfig read_strategy(ConfigReader r) {
   TRIB_CHECK(s.period > 0 && s.backup_workers >= 0 && s.partition_bytes > 0 && s.bucket_mb > 0, InvalidArgument,
              "config {}: strategy.period, partition_bytes and bucket_mb must be positive and backup_workers >= 0",
              r.file());
+  TRIB_CHECK(s.ps_replicas == 0 || s.ps_replicas == 1, InvalidArgument,
+             "config {}: strategy.ps_replicas must be 0 or 1 (one hot backup per shard), got {}", r.file(),
+             s.ps_replicas);
   return s;
 }
 

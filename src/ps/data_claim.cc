@@ -5,10 +5,12 @@
 
 namespace trib::ps {
 
-std::string claim_data(net::Connection& server0, int worker, std::int64_t generation, const std::string& request) {
+std::string claim_data(net::Connection& server0, int worker, std::int64_t generation, const std::string& request,
+                       std::uint32_t seq) {
   proto::Body b = proto::make_body(proto::Type::claim);
   b.header.worker = worker;
   b.header.generation = generation;
+  b.header.seq = seq;
   b.text = request;
   net::Message r = server0.call(net::Message{proto::kPsMethod, proto::encode(b), Tensor()});
   TRIB_CHECK(r.method == proto::kPsMethod, InvalidArgument, "ps 0: a claim reply with method 0x{:x}", r.method);

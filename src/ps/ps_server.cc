@@ -7,6 +7,7 @@
 
 #include "ps/chunk_dispenser.h"
 #include "ps/push_layout.h"
+#include "ps/replica_wire.h"
 #include "ps/ps_wire.h"
 #include "ps/slice_io.h"
 #include "ps/stats_json.h"
@@ -54,6 +55,11 @@ PsServer::PsServer(PsServerOptions options) : o_(std::move(options)) {
   contributed_.assign(o_.workers, false);
   rejoined_.assign(o_.workers, false);
   joiner_.assign(o_.workers, false);
+  seq_generation_.assign(o_.workers, 0);
+  last_seq_.assign(o_.workers, 0);
+  claim_generation_.assign(o_.workers, 0);
+  last_claim_.assign(o_.workers, 0);
+  last_claim_answer_.assign(o_.workers, std::string());
   cursors_.assign(o_.workers, std::string());
   pool_ = std::make_shared<PoolAllocator>();
   if (o_.dispense_data) dispenser_ = std::make_unique<ChunkDispenser>();
@@ -64,7 +70,9 @@ PsServer::~PsServer() = default;
 void PsServer::connection_closed(const net::PeerIdentity& peer) {
   std::lock_guard lock(mu_);
   const int worker = roster_->worker_at(peer.address);
-  if (worker >= 0) lose_locked(worker);
+  if (worker < 0) return;
+  lose_locked(worker);
+  forward_locked(static_cast<std::uint8_t>(replica::Kind::closed), worker, 0, peer.address);
 }
 
 void PsServer::lose_locked(int worker) {
@@ -84,6 +92,10 @@ void PsServer::note_worker(int worker, proto::Type type, const net::PeerIdentity
   const WorkerRoster::Seen seen = roster_->note(worker, from.address, round_open);
   if (seen == WorkerRoster::Seen::readmitted || seen == WorkerRoster::Seen::joined)
     readmitted_locked(worker, seen == WorkerRoster::Seen::joined);
+  // The backup knows the same connections (a later close names one), and re-admits a worker
+  // at the same point of the order, not at its next push.
+  if (seen != WorkerRoster::Seen::known)
+    forward_locked(static_cast<std::uint8_t>(replica::Kind::noted), worker, 0, from.address);
 }
 
 std::int64_t PsServer::resume_step(int worker) const {
@@ -137,13 +149,13 @@ net::Message PsServer::dispatch(const net::Message& m, const proto::Body& body, 
       type == proto::Type::claim)
     note_worker(body.header.worker, type, from);
   switch (type) {
-    case proto::Type::init: return init(m, body);
-    case proto::Type::restore: return restore(m, body);
+    case proto::Type::init: return init(m, body, from.address);
+    case proto::Type::restore: return restore(m, body, from.address);
     case proto::Type::pull: return pull(body);
-    case proto::Type::push: return push(m, body);
+    case proto::Type::push: return push(m, body, from.address);
     case proto::Type::save: return save(body.text);
-    case proto::Type::done: return done(body.header.worker);
-    case proto::Type::claim: return claim(body);
+    case proto::Type::done: return done(m, body.header.worker, from.address);
+    case proto::Type::claim: return claim(m, body, from.address);
     case proto::Type::stats: {
       proto::Body r = proto::make_body(proto::Type::stats);
       r.text = stats_to_json(stats());
@@ -177,6 +189,7 @@ void PsServer::worker_lost(int worker, std::int64_t generation) {
   std::lock_guard lock(mu_);
   floor_[worker] = std::max(floor_[worker], generation);
   lose_locked(worker);
+  forward_locked(static_cast<std::uint8_t>(replica::Kind::lost), worker, generation, "");
 }
 
 void PsServer::worker_joined(int worker, std::int64_t incarnation) {
@@ -186,6 +199,7 @@ void PsServer::worker_joined(int worker, std::int64_t incarnation) {
   // connection closed before the coordinator noticed) is still the lost process.
   if (incarnation <= floor_[worker]) return;
   floor_[worker] = incarnation;
+  forward_locked(static_cast<std::uint8_t>(replica::Kind::joined), worker, incarnation, "");
   if (!roster_->lost(worker)) return;
   const bool joined = roster_->readmit(worker, contributions_ > 0);
   readmitted_locked(worker, joined);
@@ -212,7 +226,7 @@ void PsServer::check_worker(int worker, proto::Type type) const {
              o_.index, proto::type_name(type), worker, o_.workers);
 }
 
-net::Message PsServer::init(const net::Message& m, const proto::Body& body) {
+net::Message PsServer::init(const net::Message& m, const proto::Body& body, const std::string& origin) {
   TRIB_CHECK(m.tensor.defined() && m.tensor.dtype() == DType::f32 && m.tensor.numel() == flat_elements_,
              InvalidArgument, "ps {}: initial values are {}, expected f32 of {} elements", o_.index,
              m.tensor.defined() ? m.tensor.spec_string() : "missing", flat_elements_);
@@ -223,6 +237,7 @@ net::Message PsServer::init(const net::Message& m, const proto::Body& body) {
   values_.copy_from(m.tensor.reshape(values_.shape()));
   slots_.clear();
   start_at_locked(body.header.step, body.header.generation);
+  forward_locked(static_cast<std::uint8_t>(replica::Kind::request), 0, 0, origin, &m);
   return reply(proto::make_body(proto::Type::init));
 }
 
@@ -267,7 +282,7 @@ net::Message PsServer::rolled_back_locked(proto::Type type) {
 // A restore is a series of requests from the chief, which read the checkpoint: one per slot
 // ({"slot": key, "name": slot} with the slot's tensor), then {"step": N} with the values of
 // every slice, flat, which applies them all.
-net::Message PsServer::restore(const net::Message& m, const proto::Body& body) {
+net::Message PsServer::restore(const net::Message& m, const proto::Body& body, const std::string& origin) {
   const std::string& text = body.text;
   nlohmann::json j;
   try {
@@ -293,6 +308,7 @@ net::Message PsServer::restore(const net::Message& m, const proto::Body& body) {
                InvalidArgument, "ps {}: slot '{}' of '{}' is {}, expected a scalar or f32 {}", o_.index, name, key,
                m.tensor.spec_string(), shape.to_string());
     restore_slots_.set(key, name, m.tensor.clone());
+    forward_locked(static_cast<std::uint8_t>(replica::Kind::request), 0, 0, origin, &m);
     return reply(proto::make_body(proto::Type::restore));
   }
   TRIB_CHECK(j["step"].is_number_integer() && j["step"].get<std::int64_t>() >= 0 &&
@@ -306,6 +322,7 @@ net::Message PsServer::restore(const net::Message& m, const proto::Body& body) {
   for (const auto& [key, slot] : restore_slots_.keys()) slots_.set(key, slot, restore_slots_.get(key, slot).clone());
   restore_slots_.clear();
   start_at_locked(j["step"].get<std::int64_t>(), body.header.generation);
+  forward_locked(static_cast<std::uint8_t>(replica::Kind::request), 0, 0, origin, &m);
   proto::Body r = proto::make_body(proto::Type::restore);
   r.header.step = start_step_;
   return reply(std::move(r));
@@ -323,7 +340,7 @@ int PsServer::needed_contributions() const {
   return std::max(1, roster_->counted() - o_.backup_workers);
 }
 
-net::Message PsServer::done(int worker) {
+net::Message PsServer::done(const net::Message& m, int worker, const std::string& origin) {
   check_worker(worker, proto::Type::done);
   std::lock_guard lock(mu_);
   roster_->finish(worker);
@@ -331,6 +348,7 @@ net::Message PsServer::done(int worker) {
   release_data_locked(worker);  // a worker that stops early (SIGTERM) leaves its chunk to others
   // The round in progress may have waited only for this worker.
   if (contributions_ > 0) complete_round(round_step_, last_lr_);
+  forward_locked(static_cast<std::uint8_t>(replica::Kind::request), worker, 0, origin, &m);
   changed_.notify_all();
   return reply(proto::make_body(proto::Type::done));
 }
@@ -413,7 +431,7 @@ net::Message PsServer::pull(const proto::Body& body) {
   return reply(std::move(r), std::move(snapshot));
 }
 
-net::Message PsServer::push(const net::Message& m, const proto::Body& body) {
+net::Message PsServer::push(const net::Message& m, const proto::Body& body, const std::string& origin) {
   const proto::Header& h = body.header;
   check_worker(h.worker, proto::Type::push);
   TRIB_CHECK(h.step >= 0 && h.step < kMaxStep, InvalidArgument, "ps {}: push from worker {} for step {}", o_.index,
@@ -421,13 +439,14 @@ net::Message PsServer::push(const net::Message& m, const proto::Body& body) {
   const float lr = body.lr();
   TRIB_CHECK(std::isfinite(lr), InvalidArgument, "ps {}: push from worker {} with learning rate {}", o_.index,
              h.worker, lr);
-  if (h.flags & proto::kFlagNonFinite) return push_nonfinite(m, body);
+  if (h.flags & proto::kFlagNonFinite) return push_nonfinite(m, body, origin);
   // Every size is checked against the slices before the lock is taken or a value read.
   const PushCheck check{o_.index, h.worker, &slices_, &o_.variables, o_.mode == Mode::sync || o_.mode == Mode::averaging};
   const PushLayout layout = check_push(check, body, m.tensor);
   std::lock_guard lock(mu_);
   // Checked under the lock that applies it: no push from before a rollback lands after it.
   if (behind_locked(h)) return rolled_back_locked(proto::Type::push);
+  if (duplicate_locked(h)) return reply(proto::make_body(proto::Type::push));
   clocks_[h.worker] = std::max(clocks_[h.worker], h.step + 1);
   switch (o_.mode) {
     case Mode::async:
@@ -458,11 +477,12 @@ net::Message PsServer::push(const net::Message& m, const proto::Body& body) {
       break;
     }
   }
+  forward_locked(static_cast<std::uint8_t>(replica::Kind::request), h.worker, 0, origin, &m);
   changed_.notify_all();
   return reply(proto::make_body(proto::Type::push));
 }
 
-net::Message PsServer::push_nonfinite(const net::Message& m, const proto::Body& body) {
+net::Message PsServer::push_nonfinite(const net::Message& m, const proto::Body& body, const std::string& origin) {
   const proto::Header& h = body.header;
   TRIB_CHECK(!m.tensor.defined() && body.sparse.empty(), InvalidArgument,
              "ps {}: a non-finite push from worker {} carries values", o_.index, h.worker);
@@ -471,6 +491,7 @@ net::Message PsServer::push_nonfinite(const net::Message& m, const proto::Body& 
              h.worker);
   std::lock_guard lock(mu_);
   if (behind_locked(h)) return rolled_back_locked(proto::Type::push);
+  if (duplicate_locked(h)) return reply(proto::make_body(proto::Type::push));
   if (o_.mode == Mode::async || o_.mode == Mode::bounded) {
     // Dropped; the worker's clock does not move, as it takes the step again.
     stats_.dropped_nonfinite++;
@@ -484,6 +505,7 @@ net::Message PsServer::push_nonfinite(const net::Message& m, const proto::Body& 
     round_step_ = h.step;
     complete_round(h.step, last_lr_);
   }
+  forward_locked(static_cast<std::uint8_t>(replica::Kind::request), h.worker, 0, origin, &m);
   changed_.notify_all();
   return reply(proto::make_body(proto::Type::push));
 }

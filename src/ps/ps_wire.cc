@@ -86,7 +86,7 @@ std::string encode(const Body& b) {
   put<std::uint32_t>(out, h.lr_bits);
   put<std::uint32_t>(out, static_cast<std::uint32_t>(b.sparse.size()));
   put<std::uint32_t>(out, h.wait_ms);
-  put<std::uint32_t>(out, 0);
+  put<std::uint32_t>(out, h.seq);
   put<std::int64_t>(out, h.generation);
   for (const SparseEntry& e : b.sparse) {
     put<std::uint32_t>(out, e.slice);
@@ -123,9 +123,11 @@ Header decode_header(std::string_view bytes) {
   h.lr_bits = in.get<std::uint32_t>("lr");
   h.sparse_slices = in.get<std::uint32_t>("sparse_slices");
   h.wait_ms = in.get<std::uint32_t>("wait_ms");
-  h.reserved = in.get<std::uint32_t>("reserved");
-  TRIB_CHECK(h.reserved == 0, InvalidArgument, "PS {} body: reserved header field is {}, expected 0", type_name(type),
-             h.reserved);
+  h.seq = in.get<std::uint32_t>("seq");
+  TRIB_CHECK(h.seq == 0 || type == Type::push || type == Type::claim, InvalidArgument,
+             "PS {} body: reserved header field (seq) is {}, expected 0 (only a push or a claim carries a sequence "
+             "number)",
+             type_name(type), h.seq);
   h.generation = in.get<std::int64_t>("generation");
   return h;
 }

@@ -64,7 +64,10 @@ struct Header {
   std::uint32_t lr_bits = 0;       // push: the learning rate, an IEEE-754 f32
   std::uint32_t sparse_slices = 0; // push: entries in the sparse table that follows
   std::uint32_t wait_ms = 0;       // pull: longest the server may wait for the mode to allow `step`
-  std::uint32_t reserved = 0;      // zero
+  // push and claim: the worker's sequence number of its pushes (claims) to this server
+  // (from 1), so that one retried at a backup after its primary was lost applies once
+  // (strategy.ps_replicas); 0: none. Every other type: zero.
+  std::uint32_t seq = 0;
   // Worker requests: the generation the sender joined the job in (its incarnation; 0 outside
   // a cluster), or the one of the last restore it rewound to, whichever is newer. A server
   // refuses, before decoding anything else, a request from an older incarnation of a worker
@@ -86,7 +89,7 @@ static_assert(offsetof(Header, version_seen) == 16);
 static_assert(offsetof(Header, lr_bits) == 24);
 static_assert(offsetof(Header, sparse_slices) == 28);
 static_assert(offsetof(Header, wait_ms) == 32);
-static_assert(offsetof(Header, reserved) == 36);
+static_assert(offsetof(Header, seq) == 36);
 static_assert(offsetof(Header, generation) == 40);
 
 // One entry of a push's sparse table: the slice (its index among the server's slices) whose

@@ -29,6 +29,9 @@ inline constexpr const char* kWorkersTraining = "workers_training";
 inline constexpr const char* kWorkersAway = "workers_away";
 inline constexpr const char* kRollbacks = "rollbacks";
 inline constexpr const char* kRolledBackRequests = "rolled_back_requests";
+inline constexpr const char* kForwarded = "forwarded";
+inline constexpr const char* kDuplicatePushes = "duplicate_pushes";
+inline constexpr const char* kTakeovers = "takeovers";
 
 }  // namespace trib::ps::stats_key
 

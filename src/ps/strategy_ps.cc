@@ -10,6 +10,7 @@
 #include "ps/ps_wire.h"
 #include "ps/push_packing.h"
 #include "ps/rolled_back.h"
+#include "ps/shard_failover.h"
 #include "ps/slice_io.h"
 #include "ps/stats_json.h"
 #include "trib/optim/clip.h"
@@ -65,6 +66,7 @@ PsUpdate::PsUpdate(PsUpdateOptions options) : o_(std::move(options)) {
         update::LocalUpdateOptions{names, o_.optimizer, o_.schedule, o_.clip_norm});
   }
   fan_out_ = std::make_unique<FanOut>(o_.servers.size());
+  failover_ = std::make_unique<ShardFailover>(&o_.servers, o_.recovery.backup, o_.worker_index, o_.log);
 }
 
 PsUpdate::~PsUpdate() = default;
@@ -88,6 +90,7 @@ void PsUpdate::push(int ps, std::int64_t step, const std::vector<update::GradTen
   body.header.step = step;
   body.header.version_seen = versions_[ps];
   body.text = cursor_;
+  body.header.seq = failover_->next_seq(ps);
   proto::set_lr(body.header, o_.schedule->lr(step));
   const PushPacking packing{&slices_[ps], &o_.variables, &gradient_of_[ps], o_.mode == Mode::sync, pool_.get()};
   Tensor values = pack_gradients(packing, grads, body);
@@ -100,7 +103,7 @@ proto::Body PsUpdate::exchange(int ps, const proto::Body& request, Tensor tensor
 
 proto::Body PsUpdate::exchange(int ps, const proto::Body& request, Tensor tensor, Tensor* reply_tensor) const {
   const proto::Type type = request.type();
-  net::Message r = o_.servers[ps]->call(message(request, std::move(tensor)));
+  net::Message r = failover_->call(ps, message(request, std::move(tensor)));
   if (reply_tensor != nullptr) *reply_tensor = std::move(r.tensor);
   TRIB_CHECK(r.method == proto::kPsMethod, InvalidArgument, "ps {}: a {} reply with method 0x{:x}", ps,
              proto::type_name(type), r.method);
@@ -123,7 +126,7 @@ PsUpdate::Pulled PsUpdate::pull(int ps, std::int64_t step, VariableStore& vars) 
     net::RequestOptions ro;
     ro.reply_into = pull_buffers_[ps];  // received in place, no allocation per step
     ro.timeout = std::chrono::milliseconds(ask.header.wait_ms) + kReplyMargin;
-    net::Message r = o_.servers[ps]->call(message(ask), ro);
+    net::Message r = failover_->call(ps, message(ask), ro);
     proto::Body body = proto::decode(r.body);
     TRIB_CHECK(r.method == proto::kPsMethod && body.type() == proto::Type::pull, InvalidArgument,
                "ps {}: a pull answered by a {} message", ps, proto::type_name(body.type()));
@@ -181,6 +184,7 @@ bool PsUpdate::push_nonfinite(std::int64_t step, VariableStore& vars) {
     proto::Body b = request(proto::Type::push);
     b.header.step = step;
     b.header.flags = proto::kFlagNonFinite;
+    b.header.seq = failover_->next_seq(static_cast<int>(p));
     proto::set_lr(b.header, o_.schedule->lr(step));
     exchange(static_cast<int>(p), b);
   });
@@ -265,6 +269,7 @@ bool PsUpdate::apply_step(std::int64_t step, std::vector<update::GradTensor>& gr
     fan_out_->run(o_.servers.size(), [&](std::size_t p) {
       proto::Body b = request(proto::Type::push);
       b.header.step = step + 1;
+      b.header.seq = failover_->next_seq(static_cast<int>(p));
       b.text = cursor_;
       exchange(static_cast<int>(p), b, pack_values(static_cast<int>(p), vars));
       pull(static_cast<int>(p), step + 1, vars);
@@ -319,7 +324,19 @@ TensorMap PsUpdate::fetch_server_state(int ps) const {
     proto::Body b = proto::make_body(proto::Type::save);
     b.text = nlohmann::json{{"part", part}}.dump();
     Tensor t;
-    proto::Body r = exchange(ps, b, {}, &t);
+    const bool on_backup = failover_->failed_over(ps);
+    proto::Body r;
+    try {
+      r = exchange(ps, b, {}, &t);
+    } catch (const InvalidArgument&) {
+      if (part == 0 || on_backup || !failover_->failed_over(ps)) throw;
+      // The primary was lost mid-save (strategy.ps_replicas): its snapshot went with it, and
+      // the backup that took over refused part `part`: it snapshots afresh from part 0.
+      out.clear();
+      part = -1;
+      parts = 1;
+      continue;
+    }
     nlohmann::json j = nlohmann::json::parse(r.text, nullptr, false);
     // A server holding no variable (more servers than variables) has nothing to send.
     if (part == 0 && j.is_object() && j.value("parts", nlohmann::json()) == 0 && !t.defined()) break;
@@ -433,6 +450,9 @@ void PsUpdate::finish_once() {
     if (s.workers_lost > 0)
       out += fmt::format(", {} worker(s) lost, {} re-admitted", s.workers_lost, s.workers_readmitted);
     if (s.workers_joined > 0) out += fmt::format(", {} joined", s.workers_joined);
+    if (s.forwarded > 0 || s.takeovers > 0)  // strategy.ps_replicas
+      out += fmt::format(", {} change(s) forwarded to its backup, {} takeover(s), {} retried push(es) not reapplied",
+                         s.forwarded, s.takeovers, s.duplicate_pushes);
     if (s.data_total > 0)
       out += fmt::format("; data: {} of {} batches applied, {} handed back by departed workers", s.data_applied,
                          s.data_total, s.data_returned);

@@ -53,6 +53,10 @@ bool WorkerRoster::readmit(int worker, bool round_open) {
   return joined;
 }
 
+void WorkerRoster::forget_connections() {
+  for (std::string& a : address_) a.clear();
+}
+
 void WorkerRoster::close_round() { pending_.assign(pending_.size(), false); }
 
 int WorkerRoster::counted() const {

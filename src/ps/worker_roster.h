@@ -33,6 +33,9 @@ class WorkerRoster {
   // from the next round when `round_open`; its next request may come on any connection.
   // Returns true when the index was vacant (a joiner), false when it was lost (a relaunch).
   bool readmit(int worker, bool round_open);
+  // Every worker's connection is forgotten (a backup taking over: the primary's are gone);
+  // each one's next request, on any connection, is its own again, not a relaunch.
+  void forget_connections();
   // A round closed: pending workers count from the next one.
   void close_round();
 

@@ -52,6 +52,9 @@ struct LocalClusterOptions {
   // If set: the process killed by a signal whose loss stopped the job ("ps0", "worker1");
   // untouched otherwise.
   std::string* lost_process = nullptr;
+  // strategy.ps_replicas: a lost server's shard is taken over by its backup, so nothing rolls
+  // back; the relaunch line says so.
+  bool server_backups = false;
   int max_restarts = 0;
   net::NetOptions net;
   std::FILE* out = stdout;

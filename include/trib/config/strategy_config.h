@@ -33,6 +33,9 @@ struct StrategyConfig {
   int staleness = 2;                // ps bounded: steps a worker may run ahead of the slowest
   int backup_workers = 0;           // ps sync: proceed without the slowest b workers
   int period = 4;                   // ps averaging: local steps between averages
+  // ps: hot backups per shard (0 or 1). With 1, server p's shard is also held by server
+  // (p + 1) mod n, which takes over when p is lost (docs/fault_tolerance.md, "Hot backups").
+  int ps_replicas = 0;
   std::int64_t partition_bytes = std::int64_t{1} << 20;  // ps partitioned: split variables above this
   double bucket_mb = 4.0;           // allreduce: gradient fusion size
   Compression compression = Compression::none;  // allreduce: none | bf16 | fp16

@@ -36,6 +36,10 @@ struct PsRecoveryOptions {
   std::function<std::int64_t()> generation;
   // Chief: the directory its checkpoints are in (RUN_DIR/checkpoints).
   std::string checkpoints;
+  // strategy.ps_replicas: 1: connects to the backup of server `ps`, which takes the shard
+  // over when a request to `ps` finds its connection closed: the request is sent there
+  // instead and the job goes on with no rollback (src/ps/shard_failover.h). Empty: none.
+  std::function<std::shared_ptr<net::Connection>(int ps, std::chrono::milliseconds timeout)> backup;
   // Longest wait for a relaunched server, or (not the chief) for the chief's restore.
   std::chrono::milliseconds timeout{120000};
 

@@ -25,6 +25,12 @@
 // worker's clock, cursor and round start again from its step), and from then on a worker
 // request of an older generation, and before that any push to a server that holds no state,
 // is answered kFlagRolledBack and applies nothing.
+// strategy.ps_replicas: 1 (docs/fault_tolerance.md, "Hot backups"): with a forward hook set,
+// every request and membership event that changes this server's state is handed to the hook,
+// under the lock that applied it and before the request is answered, so the backup applies the
+// same things in the same order and holds whatever the worker was told. A push carrying a
+// sequence number this server already applied (a worker retrying at the backup after its
+// primary was lost) is answered without being applied again.
 // Requests follow src/ps/ps_wire.h. Each is decoded once and every size it declares is
 // checked against this server's slices before anything is read; a malformed or oversized
 // request is refused with an InvalidArgument naming the problem (the transport sends it
@@ -93,6 +99,9 @@ struct PsStats {
   // Rollbacks (an init or restore of a newer generation), and worker requests answered
   // kFlagRolledBack: from before the last one, or to this server before it had any state.
   std::uint64_t rollbacks = 0, rolled_back_requests = 0;
+  // strategy.ps_replicas: frames handed to the backup; pushes and claims answered as already
+  // applied (retried after a failover); 1 once this server took over its shard from a lost primary.
+  std::uint64_t forwarded = 0, duplicate_pushes = 0, takeovers = 0;
   std::uint64_t workers_lost = 0, workers_readmitted = 0, workers_joined = 0;
   // Now, not counters: workers still training (not done, not lost), and lost ones not back.
   std::uint64_t workers_training = 0, workers_away = 0;
@@ -119,6 +128,17 @@ class PsServer {
   // Where the server reports a worker's relaunch (the lines a launcher forwards); none: silent.
   // Set before serving.
   void set_log(std::function<void(const std::string&)> log) { log_ = std::move(log); }
+  // strategy.ps_replicas: where this server's state changes go (a replica frame,
+  // src/ps/replica_wire.h, as a message). Called under the server's lock, before the change
+  // is acknowledged; the hook handles its own failures. Set before serving.
+  void set_forward(std::function<void(const net::Message&)> forward) { forward_ = std::move(forward); }
+  // A backup becomes its shard's acting primary: workers now come on their own connections,
+  // so the connections it knew them by (the primary's) are forgotten, without counting
+  // anyone as relaunched.
+  void take_over();
+  // A backup: the primary saw `worker` on a new connection at `address` (re-admitted or
+  // joined) outside a forwarded request (its plain read); the same happens here.
+  void note_forwarded(int worker, const std::string& address);
 
   // Membership, as the coordinator announces it (a cluster's ps role feeds its Member's
   // rosters here). A lost worker holds nobody back any more (its clock and the sync round no
@@ -133,14 +153,15 @@ class PsServer {
 
  private:
   net::Message dispatch(const net::Message& m, const proto::Body& body, const net::PeerIdentity& from);
-  net::Message init(const net::Message& m, const proto::Body& body);
-  net::Message restore(const net::Message& m, const proto::Body& body);
+  // `origin`: the address of the connection the request came on (forwarded with it).
+  net::Message init(const net::Message& m, const proto::Body& body, const std::string& origin);
+  net::Message restore(const net::Message& m, const proto::Body& body, const std::string& origin);
   net::Message pull(const proto::Body& body);
-  net::Message push(const net::Message& m, const proto::Body& body);
-  net::Message push_nonfinite(const net::Message& m, const proto::Body& body);
+  net::Message push(const net::Message& m, const proto::Body& body, const std::string& origin);
+  net::Message push_nonfinite(const net::Message& m, const proto::Body& body, const std::string& origin);
   net::Message save(const std::string& text);
   // data.assignment: dynamic: a worker asks for chunks to read (src/ps/chunk_dispenser.h).
-  net::Message claim(const proto::Body& body);
+  net::Message claim(const net::Message& m, const proto::Body& body, const std::string& origin);
   // Under mu_: the chunk progress in `worker`'s data cursor, from a push being applied.
   void note_data_progress_locked(int worker, const std::string& cursor);
   // Under mu_: what `worker` held unread goes back to be read by others.
@@ -150,7 +171,14 @@ class PsServer {
   void record_staleness(std::int64_t updates);
   // The slowest clock of the workers still training, `except` left out; max() when none.
   std::int64_t min_clock(int except = -1) const;
-  net::Message done(int worker);
+  net::Message done(const net::Message& m, int worker, const std::string& origin);
+  // Under mu_: hands a state change to the backup (set_forward); nothing without one.
+  // `kind` and the rest as in src/ps/replica_wire.h; a request's tensor travels with it.
+  void forward_locked(std::uint8_t kind, int worker, std::int64_t number, const std::string& address,
+                      const net::Message* request = nullptr);
+  // Under mu_: a push with a sequence number this server applied already (retried after a
+  // failover); records a new one.
+  bool duplicate_locked(const proto::Header& header);
   // Under mu_: a worker request that must not be served: its generation is older than the last
   // rollback, or this server holds no state yet (relaunched; pulls of step -1 wait instead).
   bool behind_locked(const proto::Header& header) const;
@@ -180,6 +208,7 @@ class PsServer {
 
   PsServerOptions o_;
   std::function<void(const std::string&)> log_;
+  std::function<void(const net::Message&)> forward_;
   std::vector<Slice> slices_;
   std::int64_t flat_elements_ = 0;
   mutable std::mutex mu_;
@@ -198,6 +227,13 @@ class PsServer {
   std::vector<std::string> cursors_;  // per worker: the data cursor of its last applied push
   std::vector<bool> rejoined_;        // per worker: re-admitted, its plain read not answered yet
   std::vector<bool> joiner_;          // per worker: that was its first admission (a joiner)
+  // Per worker: the generation and sequence number of its last applied push that carried one.
+  std::vector<std::int64_t> seq_generation_;
+  std::vector<std::uint32_t> last_seq_;
+  // Per worker: its last numbered claim (generation, number) and the answer it got.
+  std::vector<std::int64_t> claim_generation_;
+  std::vector<std::uint32_t> last_claim_;
+  std::vector<std::string> last_claim_answer_;
   bool round_nonfinite_ = false;      // sync: the open round holds a non-finite push
   Tensor values_;                     // every slice, flat, in placement order
   SlotStore slots_;

@@ -28,6 +28,7 @@
 namespace trib::ps {
 
 class FanOut;
+class ShardFailover;
 namespace proto {
 struct Body;
 }
@@ -130,6 +131,9 @@ class PsUpdate final : public update::UpdateStrategy {
   std::shared_ptr<PoolAllocator> pool_ = std::make_shared<PoolAllocator>();
   std::unique_ptr<update::LocalUpdate> local_;  // averaging mode
   std::unique_ptr<FanOut> fan_out_;
+  // Sends each server's requests, to its backup once it is lost (strategy.ps_replicas), and
+  // numbers the pushes. Behind a pointer: exchange() and push() are const.
+  std::unique_ptr<ShardFailover> failover_;
   std::string report_;
   int consecutive_skips_ = 0;
   std::string cursor_;  // sent with each push (set_data_cursor)

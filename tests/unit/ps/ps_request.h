@@ -18,6 +18,7 @@ struct Request {
   float lr = 1.0f;
   std::uint32_t wait_ms = 0;
   std::int64_t generation = 0;
+  std::uint32_t seq = 0;  // push: its sequence number (strategy.ps_replicas)
   std::vector<proto::SparseEntry> sparse;
   std::vector<std::int64_t> ids;
   std::string text;
@@ -28,6 +29,7 @@ struct Request {
     b.header.step = step;
     b.header.wait_ms = wait_ms;
     b.header.generation = generation;
+    b.header.seq = seq;
     proto::set_lr(b.header, lr);
     b.sparse = sparse;
     if (!ids.empty()) b.ids = Tensor::from_vector(Shape{static_cast<std::int64_t>(ids.size())}, ids);

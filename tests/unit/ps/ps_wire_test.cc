@@ -82,9 +82,14 @@ TEST(PsWire, MalformedBodiesAreRefusedNamingTheField) {
   std::string f = good;
   f[3] = 1;
   EXPECT_NE(refusal(f).find("unknown flags"), std::string::npos);
-  std::string r = good;
+  // Bytes 36..39 are a push's sequence number (strategy.ps_replicas); any other type must
+  // leave them zero.
+  std::string r = encode(make_body(Type::pull));
   r[36] = 1;
-  EXPECT_NE(refusal(r).find("reserved"), std::string::npos);
+  EXPECT_NE(refusal(r).find("reserved"), std::string::npos) << refusal(r);
+  std::string seq = good;
+  seq[36] = 7;
+  EXPECT_EQ(decode(seq).header.seq, 7u);
 }
 
 TEST(PsWire, DeclaredCountsAreCheckedAgainstTheBytesPresent) {

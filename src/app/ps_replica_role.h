@@ -1,0 +1,63 @@
+// strategy.ps_replicas: 1 in a cluster (docs/fault_tolerance.md, "Hot backups"). Server i
+// also holds the backup of server (i - 1) mod n's shard, so the backup of shard i lives on
+// server (i + 1) mod n: never on the shard's own server, every server holds exactly one
+// backup (its memory and the forwarding traffic are spread evenly), and a worker finds a
+// shard's backup from the shard's index alone.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "trib/cluster/member.h"
+#include "trib/config/job_config.h"
+#include "trib/net/transport.h"
+#include "trib/ps/backup_link.h"
+#include "trib/ps/ps_backup.h"
+#include "trib/ps/ps_server.h"
+
+namespace trib::app {
+
+// Where the backup of shard `shard` publishes its address in the rendezvous store.
+std::string ps_backup_key(int shard);
+
+struct PsReplicaRole {
+  std::unique_ptr<ps::PsBackup> backup;  // of shard (index - 1) mod n
+  std::unique_ptr<net::Listener> listener;
+  std::shared_ptr<ps::BackupLink> link;  // to the backup of this server's own shard
+};
+
+struct PsReplicaSetup {
+  int index = 0;    // this server's
+  int servers = 1;  // cluster.ps
+  // The options server `index` of the job runs with (the backup runs as that server would).
+  std::function<ps::PsServerOptions(int index)> options_for;
+  // A transport with these options (the role's identity and secret).
+  std::function<std::shared_ptr<net::Transport>(const net::NetOptions&)> transport;
+  net::NetOptions net;
+  std::string bind;  // host to listen on
+  // The address others dial, from the one the listener bound.
+  std::function<std::string(const std::string& bound)> published;
+  std::chrono::seconds dial_timeout{60};  // longest wait for the backup's address (cluster.join_timeout_s)
+  std::function<void(const std::string&)> log;
+};
+
+// Starts the backup this server holds and points `server`'s forward hook at the backup of
+// its own shard. The returned role must outlive serving (and `server` must outlive it).
+std::unique_ptr<PsReplicaRole> start_ps_replica(cluster::Member& member, ps::PsServer& server,
+                                                const PsReplicaSetup& setup);
+
+// PsRecoveryOptions::backup for a worker: dials the address the backup of `ps` published,
+// once: every caller of one returned function shares that connection.
+std::function<std::shared_ptr<net::Connection>(int ps, std::chrono::milliseconds timeout)> ps_backup_dial(
+    cluster::Member& member, std::shared_ptr<net::Transport> transport);
+
+// data.assignment: dynamic with backups: claims to server 0, numbered, sent to its backup
+// (with the same number) once server 0 is lost.
+std::function<std::string(const std::string&)> replicated_claims(
+    std::shared_ptr<net::Connection> server0,
+    std::function<std::shared_ptr<net::Connection>(int ps, std::chrono::milliseconds timeout)> backup, int worker,
+    std::int64_t generation);
+
+}  // namespace trib::app

@@ -1,0 +1,42 @@
+// What a primary parameter server sends the backup of its shard (strategy.ps_replicas: 1,
+// docs/fault_tolerance.md, "Hot backups"): every request and membership event that changed
+// its state, in the order it applied them, so that the backup holds the same values, slots,
+// clocks, rounds, roster and data claims. Frames travel with net::Message::method
+// kReplicaMethod on the backup's own listener; a request's frame carries the worker's PS body
+// unchanged and its tensor as the message's. Layout (little-endian): kind u8, 3 zero bytes,
+// worker i32, number i64, address length u32, the address, then (request) the PS body.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace trib::ps::replica {
+
+// "PR\0\x02": a primary's forward to its backup, and the backup's empty acknowledgement.
+inline constexpr std::uint32_t kReplicaMethod = 0x02005250;
+inline constexpr std::size_t kFixedBytes = 20;
+inline constexpr std::size_t kMaxAddressBytes = 256;
+
+enum class Kind : std::uint8_t {
+  request = 1,  // a worker's or the chief's request the primary applied (init, restore, push, done, claim)
+  noted = 2,    // a worker seen on a new connection (its first, a relaunch, or a vacant index taken)
+  closed = 3,   // the connection of the worker at `address` closed: it is lost
+  lost = 4,     // the membership says `worker` is lost in generation `number`
+  joined = 5,   // the membership holds `worker` in incarnation `number`
+};
+inline constexpr std::uint8_t kMaxKind = 5;
+
+struct Frame {
+  Kind kind = Kind::request;
+  std::int32_t worker = 0;
+  std::int64_t number = 0;  // lost: the generation; joined: the incarnation
+  std::string address;      // request, noted, closed: the worker's connection on the primary
+  std::string body;         // request: the PS body as the primary received it
+};
+
+std::string encode(const Frame& frame);
+// Throws InvalidArgument naming the field for bytes that are not a well-formed frame.
+Frame decode(std::string_view bytes);
+
+}  // namespace trib::ps::replica

@@ -1,0 +1,59 @@
+// strategy.ps_replicas: 0 or 1, and a backup needs another server to live on.
+#include <gtest/gtest.h>
+
+#include "trib/config/job_config.h"
+
+namespace trib::config {
+namespace {
+
+const char* kJob = R"(
+name: t
+model:
+  input: [1, 4, 4]
+  classes: 3
+  layers:
+    - {type: flatten}
+    - {type: dense, units: 3}
+data:
+  format: idx
+  train: {images: a, labels: b}
+  test: {images: c, labels: d}
+optimizer: {name: adam, lr: 0.01}
+training: {epochs: 2, batch: 16}
+cluster: {ps: 2, workers: 2}
+strategy: {name: ps}
+)";
+
+std::string error_of(const std::vector<std::string>& overrides) {
+  try {
+    parse_job_config(kJob, "job.yaml", overrides);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PsReplicasConfig, DefaultsToNoneAndTakesOne) {
+  EXPECT_EQ(parse_job_config(kJob, "job.yaml").strategy.ps_replicas, 0);
+  EXPECT_EQ(parse_job_config(kJob, "job.yaml", {"strategy.ps_replicas=1"}).strategy.ps_replicas, 1);
+}
+
+TEST(PsReplicasConfig, OneServerIsRefusedInOneLineNamingTheKey) {
+  const std::string e = error_of({"strategy.ps_replicas=1", "cluster.ps=1"});
+  EXPECT_NE(e.find("strategy.ps_replicas: 1 needs strategy ps with cluster.ps >= 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("got 1 server(s)"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
+TEST(PsReplicasConfig, OnlyZeroOrOne) {
+  EXPECT_NE(error_of({"strategy.ps_replicas=2"}).find("strategy.ps_replicas must be 0 or 1"), std::string::npos);
+  EXPECT_NE(error_of({"strategy.ps_replicas=-1"}).find("strategy.ps_replicas must be 0 or 1"), std::string::npos);
+}
+
+TEST(PsReplicasConfig, AllreduceHasNoServersToBackUp) {
+  EXPECT_NE(error_of({"strategy.ps_replicas=1", "strategy.name=allreduce"}).find("needs strategy ps"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace trib::config
