@@ -42,7 +42,7 @@ function plot(id,series,label){
   for(const k in series)for(const [x,y] of series[k]){x0=Math.min(x0,x);x1=Math.max(x1,x);y0=Math.min(y0,y);y1=Math.max(y1,y);}
   g.strokeStyle="#999";g.strokeRect(L,5,W-L-5,H-B-5);g.fillStyle="#444";g.font="11px sans-serif";
   if(!isFinite(x0)){g.fillText("waiting for data",L+10,H/2);return;}
-  if(x1===x0)x1=x0+1;if(y1===y0){y1=y0+1;}
+  if(x1===x0)x1=x0+1;if(y1===y0){const p=Math.max(Math.abs(y0)*0.05,1e-6);y0-=p;y1+=p;}
   g.fillText(y1.toPrecision(3),2,14);g.fillText(y0.toPrecision(3),2,H-B);g.fillText(label,L+4,H-4);
   let i=0;for(const k in series){g.strokeStyle=colors[i++%colors.length];g.beginPath();
     series[k].forEach(([x,y],j)=>{const px=L+(x-x0)/(x1-x0)*(W-L-5),py=5+(1-(y-y0)/(y1-y0))*(H-B-5);j?g.lineTo(px,py):g.moveTo(px,py);});
