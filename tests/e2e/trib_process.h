@@ -247,6 +247,26 @@ inline int free_port() {
   return port;
 }
 
+// The first of `count` consecutive ports free on 127.0.0.1 now, below the kernel's ephemeral
+// range (32768 and up by default), where other tests' connections take their local ports:
+// a base from free_port() plus offsets could land on one of those.
+inline int free_port_run(int count) {
+  for (int base = 20000 + static_cast<int>(::getpid() % 400) * 25; base + count < 32000; base += count) {
+    bool all = true;
+    for (int p = base; p < base + count && all; ++p) {
+      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<std::uint16_t>(p));
+      all = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+      ::close(fd);
+    }
+    if (all) return base;
+  }
+  return -1;
+}
+
 // A port on 127.0.0.1 that something else listens on, until this is destroyed: what a role
 // meets when its port is taken.
 class HeldPort {

@@ -43,7 +43,8 @@ TEST(Monitoring, EveryRoleServesValidAdvancingMetricsWhileAJobRuns) {
       << "promtool is missing: scripts/install-deps.sh test installs it (Debian prometheus)";
   TempDir dir("monitoring");
   const fs::path run = dir.path() / "run";
-  const int base = free_port();
+  const int base = free_port_run(4);  // the launcher, ps 0, workers 0 and 1
+  ASSERT_GT(base, 0);
   std::string job = tiny_job("cluster: {ps: 1, workers: 2}\n");
   // Long enough to outlast the checks; SIGTERM then stops it (with a checkpoint, exit 0).
   job.replace(job.find("training: {steps: 40,"), 21, "training: {steps: 200000, eval_every: 500, log_every: 20,");
