@@ -117,50 +117,49 @@ void ModelCore::set_variable(const std::string& name, const py::handle& value) {
 py::array ModelCore::predict(const py::handle& x, std::int64_t batch) {
   TRIB_CHECK(batch > 0, InvalidArgument, "batch_size must be positive, got {}", batch);
   Tensor in = features_from_numpy(x, spec_.input, "x");
-  const std::int64_t n = in.shape()[0], per_row = spec_.input.numel(), classes = spec_.classes;
+  const std::int64_t n = in.shape()[0], classes = spec_.classes;
   Tensor out = Tensor::empty(DType::f32, Shape{n, classes});
-  {
-    py::gil_scoped_release release;
-    std::lock_guard lock(mu_);
-    ensure_variables();
-    for (std::int64_t begin = 0; begin < n; begin += batch) {
-      const std::int64_t rows = std::min(batch, n - begin);
-      std::vector<std::int64_t> dims{rows};
-      dims.insert(dims.end(), spec_.input.dims().begin(), spec_.input.dims().end());
-      train::StepResult r = graph_for(rows).run(in.view(begin * per_row, Shape(dims)),
-                                                Tensor::zeros(DType::i32, Shape{rows}), variables_);
-      std::memcpy(out.data<float>() + begin * classes, r.logits.data<float>(), r.logits.nbytes());
-    }
-  }
+  run_batches(
+      in, batch, [](std::int64_t, std::int64_t rows) { return Tensor::zeros(DType::i32, Shape{rows}); },
+      [&](std::int64_t begin, std::int64_t, const train::StepResult& r) {
+        std::memcpy(out.data<float>() + begin * classes, r.logits.data<float>(), r.logits.nbytes());
+      });
   return to_numpy(out);
 }
 
 py::dict ModelCore::evaluate(const py::handle& x, const py::handle& y, std::int64_t batch) {
   TRIB_CHECK(batch > 0, InvalidArgument, "batch_size must be positive, got {}", batch);
   Tensor in = features_from_numpy(x, spec_.input, "x");
-  const std::int64_t n = in.shape()[0], per_row = spec_.input.numel();
+  const std::int64_t n = in.shape()[0];
   Tensor labels = labels_from_numpy(y, n, spec_.classes, "y");
   double loss_sum = 0;
   std::int64_t correct = 0;
-  {
-    py::gil_scoped_release release;
-    std::lock_guard lock(mu_);
-    ensure_variables();
-    for (std::int64_t begin = 0; begin < n; begin += batch) {
-      const std::int64_t rows = std::min(batch, n - begin);
-      std::vector<std::int64_t> dims{rows};
-      dims.insert(dims.end(), spec_.input.dims().begin(), spec_.input.dims().end());
-      train::StepResult r = graph_for(rows).run(in.view(begin * per_row, Shape(dims)), labels.view(begin, Shape{rows}),
-                                                variables_);
-      loss_sum += r.loss * double(rows);
-      correct += r.correct;
-    }
-  }
+  run_batches(
+      in, batch, [&](std::int64_t begin, std::int64_t rows) { return labels.view(begin, Shape{rows}); },
+      [&](std::int64_t, std::int64_t rows, const train::StepResult& r) {
+        loss_sum += r.loss * double(rows);
+        correct += r.correct;
+      });
   py::dict out;
   out["loss"] = loss_sum / double(n);
   out["accuracy"] = double(correct) / double(n);
   out["examples"] = n;
   return out;
+}
+
+void ModelCore::run_batches(const Tensor& in, std::int64_t batch,
+                            const std::function<Tensor(std::int64_t, std::int64_t)>& labels,
+                            const std::function<void(std::int64_t, std::int64_t, const train::StepResult&)>& each) {
+  const std::int64_t n = in.shape()[0], per_row = spec_.input.numel();
+  py::gil_scoped_release release;
+  std::lock_guard lock(mu_);
+  ensure_variables();
+  for (std::int64_t begin = 0; begin < n; begin += batch) {
+    const std::int64_t rows = std::min(batch, n - begin);
+    std::vector<std::int64_t> dims{rows};
+    dims.insert(dims.end(), spec_.input.dims().begin(), spec_.input.dims().end());
+    each(begin, rows, graph_for(rows).run(in.view(begin * per_row, Shape(dims)), labels(begin, rows), variables_));
+  }
 }
 
 config::JobConfig ModelCore::fit_job(const FitArgs& args) const {

@@ -5,6 +5,8 @@
 // one per batch size, built once. Every method that runs the engine releases the GIL.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -64,6 +66,10 @@ class ModelCore {
 
  private:
   train::ModelGraph& graph_for(std::int64_t batch);  // with mu_ held
+  // Runs the model over `in` in slices of `batch` rows (the GIL released, mu_ held), handing
+  // each slice's first row, row count and result to `each`; `labels` gives a slice's labels.
+  void run_batches(const Tensor& in, std::int64_t batch, const std::function<Tensor(std::int64_t, std::int64_t)>& labels,
+                   const std::function<void(std::int64_t, std::int64_t, const train::StepResult&)>& each);
   void ensure_variables();                           // with mu_ held
   py::dict fit(train::BatchSource& source, const config::JobConfig& job, train::SourceTrainingOptions plan,
                const FitArgs& args, InterruptStop& stop);
