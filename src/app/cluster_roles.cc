@@ -66,7 +66,8 @@ std::unique_ptr<cluster::Member> join(const std::string& role, const RoleArgs& a
   net::NetOptions bootstrap;
   bootstrap.connect_timeout = std::min(bootstrap.connect_timeout, timeout);
   bootstrap.handshake_timeout = std::min(bootstrap.handshake_timeout, timeout);
-  auto member = std::make_unique<cluster::Member>(transport_for(role, args, bootstrap, log, 0, false), args.join, role,
+  // The index asked for, or -1 ("worker at ADDRESS" in the coordinator's log) until it assigns one.
+  auto member = std::make_unique<cluster::Member>(transport_for(role, args, bootstrap, log, args.index, false), args.join, role,
                                                   timeout, args.index);
   const cluster::Membership& m = member->membership();
   // Without its coordinator the data plane goes on; the member reconnects, and gives up
@@ -160,7 +161,7 @@ std::string ps_address(cluster::Member& member, int p, std::chrono::seconds time
 // The job stopping (the coordinator's shutdown) ends the wait.
 ps::PsRecoveryOptions ps_recovery(cluster::Member& member, const RoleArgs& args, const config::JobConfig& job,
                                   const Log& log) {
-  auto ctx = net::NetContext::create(load_secret(args), net::PeerIdentity{"worker", 0, ""}, net_options(job),
+  auto ctx = net::NetContext::create(load_secret(args), net::PeerIdentity{"worker", member.membership().index, ""}, net_options(job),
                                      net_log_sink(log));
   auto redial = std::make_shared<net::TcpTransport>(ctx);
   cluster::Member* m = &member;

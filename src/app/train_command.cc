@@ -232,7 +232,8 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                                       !job.data.stream(),
                                                .registry = cluster::make_registry(job.cluster.store, job.name),
                                                .journal = (std::filesystem::path(run_dir) /
-                                                           train::RunDirectory::kCoordinatorJournal).string()});
+                                                           train::RunDirectory::kCoordinatorJournal).string(),
+                                               .info = [&log](const std::string& line) { log.info("{}", line); }});
   std::shared_ptr<void> monitoring = start_launcher_monitor(job, coordinator, ctx, log);  // monitoring.port
   if (const cluster::Restart& r = coordinator.restart(); r.running)
     log.info("coordinator: took the running job back from {} (generation {}): waiting for its {} member(s) to "

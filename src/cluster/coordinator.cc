@@ -183,6 +183,11 @@ std::string Coordinator::evict_locked(const std::string& address, const std::str
     if (entry.role == "worker") --workers_left_;
     store_.set(membership_key::lost(entry.role, entry.index), std::to_string(generation));
     cv_.notify_all();
+    if (options_.info)
+      options_.info(fmt::format("coordinator: {} {} at {} was lost ({}); generation {}: {}", entry.role, entry.index,
+                                address, reason, generation,
+                                entry.role == "worker" ? fmt::format("the job goes on with {} worker(s)", workers_left_)
+                                                       : std::string("the job waits for it to come back")));
   } else {
     failure = loss_failure(entry.role, entry.index, address, reason);
   }

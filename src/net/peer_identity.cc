@@ -9,6 +9,7 @@ namespace trib::net {
 
 std::string PeerIdentity::to_string() const {
   if (role.empty()) return fmt::format("peer at {}", address);
+  if (index < 0) return fmt::format("{} at {}", role, address);  // joining: no index assigned yet
   return fmt::format("{} {} at {}", role, index, address);
 }
 

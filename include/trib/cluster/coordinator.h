@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,6 +62,10 @@ struct CoordinatorOptions {
   std::string journal = "";
   // After a restart, how long a member of the journal has to reconnect before it is lost.
   Millis rejoin_grace{30000};
+  // Where a member lost without ending the job is reported (one line each), so that an
+  // operator sees the membership change; nowhere when unset (a local launcher reports its
+  // processes itself).
+  std::function<void(const std::string&)> info = nullptr;
 };
 
 // What a coordinator took over from its journal when it started.

@@ -10,10 +10,11 @@ namespace trib::net {
 
 struct PeerIdentity {
   std::string role;      // "worker", "ps", "coordinator", ...: [a-z0-9_-], at most 32 chars
-  std::int32_t index = 0;
+  std::int32_t index = 0;  // -1: not assigned yet (a member joining the coordinator)
   std::string address;   // "127.0.0.1:4567" or an in-process name; filled in by the transport
 
-  // "worker 3 at 127.0.0.1:4567"; "peer at ADDRESS" before the handshake has named it.
+  // "worker 3 at 127.0.0.1:4567"; "worker at ADDRESS" while its index is not assigned (-1);
+  // "peer at ADDRESS" before the handshake has named it.
   std::string to_string() const;
 };
 

@@ -6,87 +6,11 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "e2e/trib_process.h"
+#include "e2e/namespace_lab.h"
 #include "trib/cluster/local_cluster.h"
 
 namespace trib::testing {
 namespace {
-
-// Runs a command to completion; its exit code, with its output in `out`.
-int run_command(const std::vector<std::string>& argv, std::string& out) {
-  cluster::ChildProcess p(argv[0], argv, {});
-  auto until = Clock::now() + 10s;
-  while (!(p.poll_exit() && p.output_closed()) && Clock::now() < until) {
-    for (const std::string& line : p.read_lines()) out += line + "\n";
-    std::this_thread::sleep_for(5ms);
-  }
-  if (!p.poll_exit()) return -1;
-  for (const std::string& line : p.read_lines()) out += line + "\n";
-  int st = *p.poll_exit();
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-// Three role namespaces and a hub with a bridge; all deleted on destruction, whatever
-// happened (deleting a namespace also deletes the veth ends inside it).
-class NamespaceLab {
- public:
-  struct Host {
-    std::string ns;
-    std::string address;
-  };
-
-  NamespaceLab() : ip_(find_program("ip")) {
-    std::string tag = "trib" + std::to_string(::getpid());
-    hub_ = tag + "-hub";
-    hosts_ = {{tag + "-c", "10.99.0.1"}, {tag + "-p", "10.99.0.2"}, {tag + "-w", "10.99.0.3"}};
-  }
-  ~NamespaceLab() {
-    std::string ignored;
-    for (const std::string& ns : created_) run_command({ip_, "netns", "del", ns}, ignored);
-  }
-
-  // Why namespaces cannot be made here, or "" once they are made.
-  std::string create() {
-    if (::geteuid() != 0) return "needs root (ip netns add)";
-    if (ip_.empty()) return "needs the ip command (Debian: apt-get install iproute2)";
-    if (std::string e = add_namespace(hub_); !e.empty()) return e;
-    for (const Host& h : hosts_)
-      if (std::string e = add_namespace(h.ns); !e.empty()) return e;
-    std::vector<std::vector<std::string>> steps{{"-n", hub_, "link", "add", "br0", "type", "bridge"},
-                                                {"-n", hub_, "link", "set", "br0", "up"}};
-    for (std::size_t i = 0; i < hosts_.size(); ++i) {
-      const Host& h = hosts_[i];
-      std::string end = "v" + std::to_string(i);
-      steps.push_back({"-n", hub_, "link", "add", end, "type", "veth", "peer", "name", "eth0", "netns", h.ns});
-      steps.push_back({"-n", hub_, "link", "set", end, "master", "br0", "up"});
-      steps.push_back({"-n", h.ns, "addr", "add", h.address + "/24", "dev", "eth0"});
-      steps.push_back({"-n", h.ns, "link", "set", "eth0", "up"});
-      steps.push_back({"-n", h.ns, "link", "set", "lo", "up"});
-    }
-    for (std::vector<std::string>& s : steps) {
-      s.insert(s.begin(), ip_);
-      std::string out;
-      if (run_command(s, out) != 0) return "cannot set up the namespaces' network: " + out;
-    }
-    return "";
-  }
-
-  const Host& host(int i) const { return hosts_[static_cast<std::size_t>(i)]; }
-  std::vector<std::string> exec_in(int i) const { return {ip_, "netns", "exec", host(i).ns}; }
-
- private:
-  std::string add_namespace(const std::string& ns) {
-    std::string out;
-    if (run_command({ip_, "netns", "add", ns}, out) != 0) return "cannot create a network namespace: " + out;
-    created_.push_back(ns);
-    return "";
-  }
-
-  std::string ip_;
-  std::string hub_;
-  std::vector<Host> hosts_;
-  std::vector<std::string> created_;
-};
 
 TEST(NetworkNamespaces, OneRolePerNamespaceTrainsToTheEnd) {
   NamespaceLab lab;  // declared first: destroyed after the processes inside it

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # scripts/trib-emulate: hosts get their addresses, environment, CPU cap and shaped links;
 # hosts reach each other and nothing else; bad input fails with one line;
-# a killed `run` removes every namespace and cgroup it made. Skipped (exit 0) without root.
-# Usage: trib_emulate_test.sh SOURCE_DIR
+# a killed `run` removes every namespace and cgroup it made; a delay without the kernel's
+# netem goes through trib-netem. Skipped (exit 0) without root.
+# Usage: trib_emulate_test.sh SOURCE_DIR [TRIB_NETEM]
 set -u
 emu=$1/scripts/trib-emulate
+netem=${2:-}
 name=t$$
 name=${name:0:8}
 fail() { echo "FAIL: $*"; "$emu" down --name "$name" >/dev/null 2>&1; exit 1; }
@@ -66,4 +68,14 @@ wait "$runner"
 ip netns list | grep -q "^$name-" && fail "namespaces left after a killed run"
 [[ -e /run/trib-emulate/$name ]] && fail "state left after a killed run"
 ls -d /sys/fs/cgroup/cpu/trib-emulate/"$name" /sys/fs/cgroup/trib-emulate/"$name" 2>/dev/null && fail "cgroups left"
+# A one-way delay of 40 ms: a connection attempt between two hosts (SYN, then the refusal)
+# takes a round trip, at least 80 ms. Where the kernel has no netem, trib-netem does it, and
+# down stops it.
+if [[ -n $netem ]] && command -v iptables >/dev/null; then
+  TRIB_NETEM=$netem "$emu" up --name "$name" --hosts 2 --cpus 0.3 --rate 100mbit --delay 40ms 2>/dev/null || fail "up --delay"
+  rtt_ms=$("$emu" exec --name "$name" 1 -- bash -c 's=$(date +%s%N); exec 3<>/dev/tcp/10.77.0.1/9 2>/dev/null; echo $((($(date +%s%N) - s) / 1000000))')
+  ((rtt_ms >= 80)) || fail "a round trip over links delayed 40 ms each way took $rtt_ms ms"
+  "$emu" down --name "$name" 2>/dev/null || fail "down after --delay"
+  pgrep -f "$netem --queue" >/dev/null && fail "trib-netem left running after down"
+fi
 echo "PASS"
