@@ -2,7 +2,7 @@
 // whole local cluster, whose runs are separate processes and so noisier):
 //
 //   bench=observe_inprocess: the Fashion-MNIST MLP of examples/fashion_ps.yaml trained alone
-//     (trib::train::train, one thread) with monitoring off and on in turn, --rounds times each,
+//     (examples/fashion_mlp.yaml through trib::train::train, one thread) with monitoring off and on in turn, --rounds times each,
 //     the order alternating every round, each timed from its first step to its last. "On" is what a worker of `trib train --metrics-port`
 //     runs: the loop's hooks feed a registry (train/observed_hooks.h), its MetricsServer serves
 //     it, and a thread scrapes and parses it every second as the launcher's /api/status does
@@ -46,31 +46,6 @@ namespace {
 using namespace trib;
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-// The MLP of examples/fashion_ps.yaml, as one process (no cluster, no strategy).
-constexpr const char* kJob = R"(name: observe_bench
-model:
-  input: [1, 28, 28]
-  classes: 10
-  layers:
-    - {type: flatten}
-    - {type: dense, units: 256, activation: relu, init: he_uniform}
-    - {type: dense, units: 128, activation: relu, init: he_uniform}
-    - {type: dense, units: 10}
-data:
-  format: idx
-  train:
-    images: /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz
-    labels: /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz
-  test:
-    images: /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz
-    labels: /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
-optimizer: {name: adam, lr: 0.001}
-schedule: {name: cosine, warmup_steps: 100}
-training: {epochs: 10, batch: 128, seed: 1}
-threads: {intra: 1, inter: 1}
-monitoring: {tensorboard: false}
-)";
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -245,8 +220,11 @@ int main(int argc, char** argv) {
   // The job with monitoring off and on, interleaved.
   double step_s = 0;
   if (train_runs) {
-    const config::JobConfig job =
-        config::parse_job_config(kJob, "observe_bench", {fmt::format("training.steps={}", steps), "training.eval_every=1000000"});
+    // examples/fashion_mlp.yaml: the model of examples/fashion_ps.yaml, as one process on one thread.
+    const config::JobConfig job = config::load_job_config(
+        std::string(TRIB_SOURCE_DIR) + "/examples/fashion_mlp.yaml",
+        {fmt::format("training.steps={}", steps), "training.eval_every=1000000", "threads.intra=1",
+         "monitoring.tensorboard=false"});
     const fs::path dir = fs::temp_directory_path() / fmt::format("trib_observe_bench_{}", ::getpid());
     std::vector<double> off, on, overhead, off_cpu, on_cpu, cpu_overhead;
     for (int r = 0; r < rounds; ++r) {
