@@ -4,14 +4,19 @@
 # monitoring off and on, alternately, ROUNDS times each; "on" serves every role's /metrics and
 # the launcher's dashboard, and a poller asks /api/status every second throughout (a dashboard
 # left open: it scrapes every role). The workers' images/s (their "throughput" lines, summed)
-# are compared by median; target: within 2%. off_spread (max - min of the "off" runs, over
-# min) says how noisy the machine was: an overhead smaller than it is not resolved.
-#   bash bench/observe.sh BUILD_DIR [--rounds N] [--steps N]
+# are compared round by round: overhead is the median of the rounds' 1 - on/off (each pair
+# ran back to back, so a drift of the machine's load between rounds cancels), with the
+# rounds' min and max beside it. off_spread (max - min of the "off" runs, over min) says how
+# noisy the machine was: an overhead smaller than it is not resolved; then the in-process
+# measurement (build/bin/observe_bench: bench=observe_inprocess and the monitoring code's own
+# cost per step, bench=observe_cost) bounds it. load: the 1-minute load average before and
+# after. Target: within 2%.
+#   bash bench/observe.sh BUILD_DIR [--rounds N] [--steps N] [--quick]
 set -uo pipefail
 
 build=${1:-build}
 shift || true
-rounds=5
+rounds=7
 steps=1500
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -52,7 +57,9 @@ while True:
 
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
-off=() on=()
+load() { cut -d' ' -f1 /proc/loadavg; }
+load_before=$(load)
+off=() on=() overhead=()
 for ((i = 0; i < rounds; i++)); do
   # Which goes first alternates: a machine whose load drifts favours neither.
   if (( i % 2 == 0 )); then
@@ -62,10 +69,22 @@ for ((i = 0; i < rounds; i++)); do
     on+=("$(run on "$i")") || exit 1
     off+=("$(run off "$i")") || exit 1
   fi
-  echo "observe.sh: round $i: off ${off[-1]} images/s, on ${on[-1]} images/s" >&2
+  overhead+=("$(awk -v a="${off[-1]}" -v b="${on[-1]}" 'BEGIN {printf "%.2f", (a - b) / a * 100}')")
+  echo "observe.sh: round $i: off ${off[-1]} images/s, on ${on[-1]} images/s (${overhead[-1]}%), load $(load)" >&2
 done
 m_off=$(printf '%s\n' "${off[@]}" | median)
 m_on=$(printf '%s\n' "${on[@]}" | median)
-overhead=$(awk -v a="$m_off" -v b="$m_on" 'BEGIN {printf "%.1f", (a - b) / a * 100}')
-spread=$(printf '%s\n' "${off[@]}" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.0f%%", (hi - lo) / lo * 100}')
-echo "bench=observe model=fashion_ps workers=2 steps=$steps rounds=$rounds off_images_per_s=$m_off on_images_per_s=$m_on overhead=${overhead}% off_spread=$spread target=2%"
+m_over=$(printf '%s\n' "${overhead[@]}" | median)
+o_min=$(printf '%s\n' "${overhead[@]}" | sort -g | head -1)
+o_max=$(printf '%s\n' "${overhead[@]}" | sort -g | tail -1)
+spread() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.0f%%", (hi - lo) / lo * 100}'; }
+off_spread=$(printf '%s\n' "${off[@]}" | spread)
+on_spread=$(printf '%s\n' "${on[@]}" | spread)
+echo "bench=observe model=fashion_ps workers=2 steps=$steps rounds=$rounds off_images_per_s=$m_off on_images_per_s=$m_on overhead=${m_over}% overhead_min=${o_min}% overhead_max=${o_max}% off_spread=$off_spread on_spread=$on_spread load=${load_before}-$(load) target=2%"
+# The same in one process, and the monitoring code's own cost per step (the bound when the
+# machine's noise exceeds 2%).
+if [[ -x $build/bin/observe_bench ]]; then
+  "$build/bin/observe_bench" --rounds "$rounds"  # its own steps: one process runs them faster
+else
+  echo "observe.sh: $build/bin/observe_bench is not built (cmake --build $build --target observe_bench)" >&2
+fi

@@ -20,6 +20,8 @@ build=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   # trib serve, each role's /metrics and the dashboard: HTTP (cpp-httplib, a small library).
   libcpp-httplib-dev
+  # trib plot --output F.png: librsvg rasterizes the SVG it draws onto cairo (pulls libcairo2-dev).
+  librsvg2-dev
   # The tributary Python package (python/, `make python`): pybind11 and the headers of
   # Debian's python3, and numpy, which the package takes and returns arrays of.
   pybind11-dev python3-dev python3-numpy
@@ -36,10 +38,11 @@ data=(dataset-fashion-mnist)
 # 12 packages with --no-install-recommends; the server itself is not run). python3-protobuf:
 # an independent reader of the tfevents files. chromium: the dashboard in a headless browser
 # (the largest: about 350 MB installed, 15 packages). python3-pytest runs the Python
-# package's tests (python/tests). iptables: the bad-network test (RELIABILITY.md row 6) queues a
-# host's packets to trib-netem and cuts its link.
+# package's tests (python/tests). python3-png (pypng, pure Python): an independent decoder of
+# `trib plot`'s PNGs. iptables: the bad-network test (RELIABILITY.md row 6) queues a host's
+# packets to trib-netem and cuts its link.
 test=(libgtest-dev libgmock-dev kcat iproute2 openmpi-bin etcd-server python3-onnx python3-numpy prometheus python3
-  python3-protobuf chromium python3-pytest iptables)
+  python3-protobuf chromium python3-pytest python3-png iptables)
 # The benchmarks' peers, run beside ours in the same run: PyTorch (engine, PS and allreduce
 # training), Open MPI (allreduce; mpicc builds the peer), iperf3 (PS wire speed), kcat
 # (stream ingest). libopenblas0-pthread: PyTorch at its best; torch only recommends an

@@ -176,9 +176,13 @@ int run_cli(int argc, char** argv) {
   sweep_cmd->add_option("--resume", sweep.resume, "continue the sweep in this directory after a crash");
   PlotArgs plot;
   CLI::App* plot_cmd = app.add_subcommand(
-      "plot", "Draw a sweep's trial curves (with gnuplot), or run directories' loss and accuracy curves (--output F.svg)");
-  plot_cmd->add_option("paths", plot.paths, "a sweep directory, or run directories")->required()->check(CLI::ExistingDirectory);
-  plot_cmd->add_option("--output", plot.output, "the SVG to write for run directories (default curves.svg)");
+      "plot",
+      "Draw a sweep's trial curves (with gnuplot), or run directories' loss and accuracy curves and "
+      "bench/scaling.sh's lines as images/s against workers (--output F.svg or F.png)");
+  plot_cmd->add_option("paths", plot.paths, "a sweep directory, or run directories and files of bench=scaling lines")
+      ->required()
+      ->check(CLI::ExistingPath);
+  plot_cmd->add_option("--output", plot.output, "the .svg or .png to write (default curves.svg)");
   StatusArgs status;
   CLI::App* status_cmd = app.add_subcommand("status", "Show a running job's members, workers and servers (monitoring.port)");
   status_cmd->add_option("target", status.target, "the job's run directory, or its launcher's HOST:PORT")->required();

@@ -105,9 +105,10 @@ struct SweepArgs {
 };
 int run_sweep(const SweepArgs& args);
 
-// `trib plot PATH... [--output FILE.svg]` (plot_command.cc): one sweep directory (no
+// `trib plot PATH... [--output FILE.svg|FILE.png]` (plot_command.cc): one sweep directory (no
 // --output) draws its trials as before; run directories draw their loss and accuracy curves
-// side by side in an SVG.
+// side by side, and files of bench/scaling.sh's lines images/s against workers, in an SVG or
+// a PNG of it.
 struct PlotArgs {
   std::vector<std::string> paths;
   std::string output;

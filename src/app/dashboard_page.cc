@@ -59,6 +59,7 @@ function rows(id,header,list){const t=$(id);t.innerHTML=header;for(const r of li
 function render(s){
   seen=true;const t=s.time;$("job").textContent=s.job;$("strategy").textContent="("+s.strategy+")";$("gen").textContent=s.generation??"-";
   const members=s.roster&&s.roster.length?s.roster.map(m=>[m.role,m.index,m.state+(m.reason?": "+m.reason:"")]):s.members.map(m=>[m.role,m.index,m.up?"up":"unreachable"]);
+  members.sort((a,b)=>a[0]<b[0]?-1:a[0]>b[0]?1:a[1]-b[1]);
   rows("members","<tr><th>role</th><th>index</th><th>state</th></tr>",members);
   const w=s.workers.map(x=>{const key="worker"+x.index,l=hist.last[key];const rate=l&&x.step!==null&&t>l[0]?(x.step-l[1])/(t-l[0]):null;
     hist.last[key]=[t,x.step];push(hist.loss,key,t,x.loss);if(x.eval_accuracy!==null)push(hist.acc,key,x.step,x.eval_accuracy);

@@ -113,6 +113,7 @@ std::shared_ptr<void> start_launcher_monitor(const config::JobConfig& job, clust
                                 members.push_back(
                                     {{"role", l.role}, {"index", l.index}, {"state", "lost"}, {"reason", l.reason}});
                             }
+                            monitor::sort_members(members);
                             st["roster"] = members;
                             return st.dump();
                           }};

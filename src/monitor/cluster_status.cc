@@ -1,5 +1,6 @@
 #include "trib/monitor/cluster_status.h"
 
+#include <algorithm>
 #include <cmath>
 #include <future>
 
@@ -121,7 +122,15 @@ nlohmann::json gather_status(const std::vector<Endpoint>& endpoints, const std::
     if (e.role == "worker") out["workers"].push_back(worker_row(e, s));
     if (e.role == "ps") out["servers"].push_back(server_row(e, s));
   }
+  sort_members(out["members"]);
   return out;
+}
+
+void sort_members(nlohmann::json& members) {
+  if (!members.is_array()) return;
+  auto key = [](const nlohmann::json& m) { return std::make_pair(m.value("role", ""), m.value("index", 0)); };
+  std::stable_sort(members.begin(), members.end(),
+                   [&](const nlohmann::json& a, const nlohmann::json& b) { return key(a) < key(b); });
 }
 
 namespace {

@@ -35,6 +35,11 @@ std::vector<Endpoint> job_endpoints(const std::string& host, int base, bool clus
 nlohmann::json gather_status(const std::vector<Endpoint>& endpoints, const std::string& token,
                              std::chrono::milliseconds timeout = std::chrono::milliseconds(500));
 
+// Members ({"role", "index", ...} objects) in the order the dashboard and `trib status` list
+// them: by role (coordinator, ps, worker), then index; a coordinator's roster comes in the
+// order members joined.
+void sort_members(nlohmann::json& members);
+
 // The JSON above as a table, for `trib status`.
 std::string format_status_table(const nlohmann::json& status);
 

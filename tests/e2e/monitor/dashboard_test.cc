@@ -58,6 +58,12 @@ TEST(Dashboard, LoadsWithoutConsoleErrorsShowsEveryWorkerAndItsCurvesAdvance) {
   for (const char* worker : {"<td>worker0</td>", "<td>worker1</td>"})
     EXPECT_NE(page.find(worker), std::string::npos) << worker << " not shown:\n" << page;
   EXPECT_NE(page.find("<td>ps</td>"), std::string::npos) << page;
+  // The members table lists them by role, then index, whatever order they joined in.
+  const std::size_t ps0 = page.find("<td>ps</td><td>0</td>"), w0 = page.find("<td>worker</td><td>0</td>"),
+                    w1 = page.find("<td>worker</td><td>1</td>");
+  ASSERT_NE(w1, std::string::npos) << page;
+  EXPECT_LT(ps0, w0) << page;
+  EXPECT_LT(w0, w1) << page;
   EXPECT_EQ(console.find("Uncaught"), std::string::npos) << console;
   EXPECT_EQ(console.find("CONSOLE"), std::string::npos) << "the page logged to its console:\n" << console;
 

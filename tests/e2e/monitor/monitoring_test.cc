@@ -180,9 +180,39 @@ TEST(Monitoring, ASingleProcessJobWritesTensorBoardScalarsAnIndependentReaderRea
   EXPECT_NE(text.find("test accuracy"), std::string::npos) << text;
   EXPECT_GE(std::count(text.begin(), text.end(), '\n'), 10) << text;
   EXPECT_NE(text.find("run worker0"), std::string::npos) << "the per-step loss curve\n" << text;
-  TribRun png = run_trib({"plot", run.string(), "--output", (dir.path() / "c.png").string()}, 30s);
-  EXPECT_EQ(png.exit_code, 2) << png.output;
-  EXPECT_NE(png.output.find("writes SVG"), std::string::npos) << png.output;
+  // The same figure as a PNG (tests/unit/plot decodes one with an independent reader).
+  const fs::path png = dir.path() / "c.png";
+  TribRun as_png = run_trib({"plot", run.string(), "--output", png.string()}, 30s);
+  ASSERT_EQ(as_png.exit_code, 0) << as_png.output;
+  std::ifstream png_in(png, std::ios::binary);
+  std::string signature(8, '\0');
+  png_in.read(signature.data(), 8);
+  EXPECT_EQ(signature, std::string("\x89PNG\r\n\x1a\n", 8));
+  TribRun jpg = run_trib({"plot", run.string(), "--output", (dir.path() / "c.jpg").string()}, 30s);
+  EXPECT_EQ(jpg.exit_code, 2) << jpg.output;
+  EXPECT_NE(jpg.output.find("writes .svg or .png"), std::string::npos) << jpg.output;
+}
+
+TEST(Monitoring, PlotDrawsBenchScalingLinesAsImagesPerSecondAgainstWorkers) {
+  TempDir dir("plot_scaling");
+  const std::string lines = std::string(TRIB_SOURCE_DIR) + "/tests/unit/plot/scaling_lines.txt";
+  const fs::path svg = dir.path() / "scaling.svg";
+  TribRun r = run_trib({"plot", lines, "--output", svg.string()}, 30s);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("10 scaling point(s)"), std::string::npos) << r.output;
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* want : {"cnn: images/s", "mlp: images/s", "allreduce, 1 Gbit/s, batch 64", "ps1_async, 1 Gbit/s, batch 64",
+                           "torch DDP, 1 Gbit/s, batch 64", ">workers<"})
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  TribRun png = run_trib({"plot", lines, "--output", (dir.path() / "scaling.png").string()}, 30s);
+  EXPECT_EQ(png.exit_code, 0) << png.output;
+  EXPECT_TRUE(fs::exists(dir.path() / "scaling.png"));
+  // A file that is neither a run directory nor bench lines is named.
+  TribRun bad = run_trib({"plot", dir.file("notes.txt", "bench=engine model=cnn ours_images_per_s=3\n"), "--output",
+                          svg.string()}, 30s);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("notes.txt has no bench=scaling lines"), std::string::npos) << bad.output;
 }
 
 TEST(Monitoring, APortInUseStopsTheJobBeforeItStartsNamingThePort) {

@@ -5,6 +5,8 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <thread>
+
 #include "trib/core/error.h"
 #include "trib/monitor/metrics_registry.h"
 #include "trib/monitor/metrics_server.h"
@@ -49,6 +51,26 @@ TEST(MetricsRegistry, HistogramBucketsAreCumulativeWithSumAndCount) {
   EXPECT_NE(reg.render().find("trib_t_seconds_bucket{le=\"1\"} 1\ntrib_t_seconds_bucket{le=\"+Inf\"} 3\n"),
             std::string::npos);
   EXPECT_THROW(h.set_counts({1}, 0), InvalidArgument);
+}
+
+// The training loop observes three histograms per step while scrapes render them: several
+// threads observing while another renders lose none of the observations.
+TEST(MetricsRegistry, ConcurrentObservationsAreAllCounted) {
+  MetricsRegistry reg;
+  Histogram& h = reg.histogram("trib_t_seconds", "T.", {1, 2});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&h, t] {
+      for (int i = 0; i < 20000; ++i) h.observe(double(t % 3) + 0.5);  // buckets 1, 2, +Inf, 1
+    });
+  std::thread reader([&reg] {
+    for (int i = 0; i < 50; ++i) reg.render();
+  });
+  for (std::thread& t : threads) t.join();
+  reader.join();
+  const Histogram::Snapshot s = h.snapshot();
+  EXPECT_EQ(s.cumulative, (std::vector<std::uint64_t>{40000, 60000, 80000}));
+  EXPECT_DOUBLE_EQ(s.sum, 20000 * (0.5 + 1.5 + 2.5 + 0.5));
 }
 
 TEST(MetricsRegistry, EscapesLabelValuesAndRunsCollectorsAtRender) {
