@@ -156,6 +156,11 @@ void StageLinks::check(std::unique_lock<std::mutex>&, int from, std::chrono::ste
              name(from), what, std::chrono::duration_cast<std::chrono::seconds>(o_.timeout).count());
 }
 
+void StageLinks::check_neighbours() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!lost_.empty()) throw Unavailable(lost_.begin()->second);
+}
+
 Envelope StageLinks::receive(Kind kind, std::int64_t step, std::int32_t micro) {
   const int from = kind == Kind::gradient ? o_.stage + 1 : o_.stage - 1;
   const Key key{static_cast<std::uint32_t>(kind), step, micro};

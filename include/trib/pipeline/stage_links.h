@@ -63,6 +63,9 @@ class StageLinks {
   // The first activation or eval message of `step` (micro-batch 0), whichever comes.
   Envelope receive_first(std::int64_t step, std::int64_t eval_round);
 
+  // Throws Unavailable naming the first neighbour lost, if any (for waits outside the links).
+  void check_neighbours();
+
   // Bytes sent to each neighbour so far.
   std::int64_t bytes_forward() const { return bytes_forward_; }
   std::int64_t bytes_backward() const { return bytes_backward_; }
