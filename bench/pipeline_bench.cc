@@ -1,17 +1,23 @@
-// Pipeline parallelism's overhead: K stages of an MLP of equal dense layers, as threads in
-// this process (each with its own one-thread engine, variables and optimizer), exchanging
-// activations and gradients over the in-process transport (which copies every tensor, as a
-// socket would), under GPipe and 1F1B; beside one process training the same model at the
-// same batch on one thread:
+// Pipeline parallelism's overhead: K stages of an MLP of equal dense layers, each with its
+// own one-thread engine, variables and optimizer, as threads of this process over the
+// in-process transport (which copies every tensor, as a socket would) or, with --processes 1,
+// as forked processes over TCP on loopback (as `trib train` runs them); under GPipe and 1F1B;
+// beside one process training the same model at the same batch on one thread:
 //   bench=pipeline model=mlp_WxK stages=K micro_batches=M schedule=S images_per_s=N
-//         single_images_per_s=N bubble=B ideal_bubble=I peak_activation_mb=P
-// bubble: the stages' mean idle share of a step's wall time (1 - busy / wall); ideal_bubble:
-// (K - 1) / (M + K - 1). Each stage recomputes its forward pass in its backward one
-// (re-materialisation) except the last, whose backward is its only pass: the last stage
-// works less than the others, which the ideal formula (equal stages) does not count.
+//         single_images_per_s=N bubble=B ideal_bubble=I peak_activation_mb=P bound_bubble=Q
+//         update_ms=U core_wait=W stages_as=threads|processes async_send=0|1
+// bubble: the stages' mean idle share of the pipelined window, 1 - (passes + gradient sums) /
+// (step - update): the ideal's own window, which ends at the flush (the update after it is
+// update_ms, apart). ideal_bubble: (K - 1) / (M + K - 1), for equal stages. bound_bubble: the
+// idle share these stages cannot avoid even with a core each and free transfers, from their
+// measured CPU time per micro-batch (bound_bubble() below); it exceeds the ideal by the
+// stages' imbalance (the last stage runs no recomputation, the others do). core_wait: the
+// stages' mean share of the step spent runnable but without a core (the kernel's run-queue
+// delay): what a loaded machine adds. Per stage, stderr breaks the step down: compute,
+// accumulate, wait (for a neighbour), send, update, time on a core and waiting for one.
 //
 //   pipeline_bench [--stages 2] [--micro-batches 8] [--micro-batch 32] [--width 1024] [--steps 8]
-//                  [--processes 0|1] [--pin 0|1]
+//                  [--processes 0|1] [--pin 0|1] [--async-send 1|0]
 // Only bench= lines go to stdout; progress and notes go to stderr.
 #include <fmt/format.h>
 #include <sched.h>
@@ -48,6 +54,7 @@ struct Args {
   int stages = 2, micro_batches = 8, steps = 8;
   bool processes = false;  // stages as forked processes over TCP (else threads, in-process transport)
   bool pin = false;        // stage s on core s mod cores
+  bool async_send = true;  // StageLinksOptions::async_send
   std::int64_t micro_batch = 32, width = 1024;
 };
 
@@ -203,8 +210,9 @@ std::vector<StageTotals> as_threads(const Args& a, const Data& d, config::Pipeli
   std::vector<std::unique_ptr<StageLinks>> links;
   std::vector<std::string> addresses;
   for (int s = 0; s < k; ++s) {
-    links.push_back(
-        std::make_unique<StageLinks>(StageLinksOptions{std::make_shared<net::InProcTransport>(stage_context(s), hub), s, k}));
+    StageLinksOptions lo{std::make_shared<net::InProcTransport>(stage_context(s), hub), s, k};
+    lo.async_send = a.async_send;
+    links.push_back(std::make_unique<StageLinks>(std::move(lo)));
     addresses.push_back(links.back()->listen("stage:0"));
   }
   std::vector<StageTotals> totals(static_cast<std::size_t>(k));
@@ -239,7 +247,9 @@ std::vector<StageTotals> as_processes(const Args& a, const Data& d, config::Pipe
       ::close(down[1]);
       try {
         auto transport = std::make_shared<net::TcpTransport>(stage_context(s));
-        StageLinks links(StageLinksOptions{transport, s, k});
+        StageLinksOptions lo{transport, s, k};
+        lo.async_send = a.async_send;
+        StageLinks links(std::move(lo));
         bench::write_all(up[1], links.listen("127.0.0.1:0") + "\n");
         links.connect(bench::read_line(down[0]));
         double whole = 0;
@@ -319,10 +329,10 @@ int run(const Args& a) {
   for (const auto& [schedule, r] : results)
     fmt::print("bench=pipeline model=mlp_{}x{} stages={} micro_batches={} schedule={} images_per_s={:.0f} "
                "single_images_per_s={:.0f} bubble={:.3f} ideal_bubble={:.3f} peak_activation_mb={:.2f} bound_bubble={:.3f} "
-               "update_ms={:.2f} core_wait={:.3f} stages_as={}{}\n",
+               "update_ms={:.2f} core_wait={:.3f} stages_as={} async_send={}{}\n",
                a.width, a.stages, a.stages, a.micro_batches, config::to_string(schedule), r.images_per_s, single,
                r.bubble, ideal_bubble(a.stages, a.micro_batches), r.peak_mb, r.bound, r.update_ms, r.core_wait,
-               a.processes ? "processes" : "threads", a.pin ? " pinned=1" : "");
+               a.processes ? "processes" : "threads", a.async_send ? 1 : 0, a.pin ? " pinned=1" : "");
   return 0;
 }
 
@@ -341,6 +351,7 @@ int main(int argc, char** argv) {
     else if (k == "--steps") a.steps = static_cast<int>(v);
     else if (k == "--processes") a.processes = v != 0;
     else if (k == "--pin") a.pin = v != 0;
+    else if (k == "--async-send") a.async_send = v != 0;
     else {
       fmt::print(stderr, "pipeline_bench: unknown option {}\n", k);
       return 2;
