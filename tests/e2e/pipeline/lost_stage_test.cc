@@ -33,10 +33,6 @@ TribRun run_and_kill(const std::vector<std::string>& args, const std::string& wo
   });
 }
 
-TribRun run_and_kill_stage1(const std::vector<std::string>& args, int after, pid_t& killed) {
-  return run_and_kill(args, "worker1", after, killed);
-}
-
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -58,11 +54,16 @@ std::vector<std::string> args(const std::string& job, const std::string& out) {
           "--set", "training.checkpoint_every=50"};
 }
 
+// The long job in `dir` with `max_restarts`, its `worker` killed once step 100 is reported.
+TribRun killed_after_step_100(TempDir& dir, int max_restarts, const std::string& worker, pid_t& killed) {
+  std::string job = dir.file("job.yaml", long_pipeline_job(max_restarts));
+  return run_and_kill(args(job, (dir.path() / "run").string()), worker, 100, killed);
+}
+
 TEST(PipelineLostStage, AKilledStageEndsTheRunNamingIt) {
   TempDir dir("pipeline_lost");
-  std::string job = dir.file("job.yaml", long_pipeline_job(0));
   pid_t killed = -1;
-  TribRun r = run_and_kill_stage1(args(job, (dir.path() / "run").string()), 100, killed);
+  TribRun r = killed_after_step_100(dir, 0, "worker1", killed);
   ASSERT_GT(killed, 0) << r.output;
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find(fmt::format("worker1 (pid {}) was killed by signal 9", killed)), std::string::npos) << r.output;
@@ -72,9 +73,8 @@ TEST(PipelineLostStage, AKilledStageEndsTheRunNamingIt) {
 // Stage 0 holds the run directory and the data: losing it restarts every stage.
 TEST(PipelineLostStage, WithRestartsALostStageZeroRestartsThePipelineFromItsCheckpoint) {
   TempDir dir("pipeline_restart");
-  std::string job = dir.file("job.yaml", long_pipeline_job(2));
   pid_t killed = -1;
-  TribRun r = run_and_kill(args(job, (dir.path() / "run").string()), "worker0", 100, killed);
+  TribRun r = killed_after_step_100(dir, 2, "worker0", killed);
   ASSERT_GT(killed, 0) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("local cluster: restarting the job from its newest checkpoint (1 of 2)"),
@@ -89,9 +89,8 @@ TEST(PipelineLostStage, WithRestartsALostStageZeroRestartsThePipelineFromItsChec
 // the other stages roll back to the same step in place, and the run completes and learns.
 TEST(PipelineLostStage, WithRestartsALostStageIsRelaunchedAloneAndTheOthersRollBack) {
   TempDir dir("pipeline_relaunch");
-  std::string job = dir.file("job.yaml", long_pipeline_job(2));
   pid_t killed = -1;
-  TribRun r = run_and_kill_stage1(args(job, (dir.path() / "run").string()), 100, killed);
+  TribRun r = killed_after_step_100(dir, 2, "worker1", killed);
   ASSERT_GT(killed, 0) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex(fmt::format("worker1 \\(pid {}\\) was killed by signal 9.*; relaunching "
