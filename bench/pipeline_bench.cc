@@ -1,27 +1,43 @@
-// Pipeline parallelism's overhead: K stages of an MLP of equal dense layers, as threads in
-// this process (each with its own one-thread engine, variables and optimizer), exchanging
-// activations and gradients over the in-process transport (which copies every tensor, as a
-// socket would), under GPipe and 1F1B; beside one process training the same model at the
-// same batch on one thread:
+// Pipeline parallelism's overhead: K stages of an MLP of equal dense layers, each with its
+// own one-thread engine, variables and optimizer, as threads of this process over the
+// in-process transport (which copies every tensor, as a socket would) or, with --processes 1,
+// as forked processes over TCP on loopback (as `trib train` runs them); under GPipe and 1F1B;
+// beside one process training the same model at the same batch on one thread:
 //   bench=pipeline model=mlp_WxK stages=K micro_batches=M schedule=S images_per_s=N
-//         single_images_per_s=N bubble=B ideal_bubble=I peak_activation_mb=P
-// bubble: the stages' mean idle share of a step's wall time (1 - busy / wall); ideal_bubble:
-// (K - 1) / (M + K - 1). Each stage recomputes its forward pass in its backward one
-// (re-materialisation) except the last, whose backward is its only pass: the last stage
-// works less than the others, which the ideal formula (equal stages) does not count.
+//         single_images_per_s=N bubble=B ideal_bubble=I peak_activation_mb=P bound_bubble=Q
+//         update_ms=U core_wait=W stages_as=threads|processes async_send=0|1
+// bubble: the stages' mean idle share of the pipelined window, 1 - (passes + gradient sums) /
+// (step - update): the ideal's own window, which ends at the flush (the update after it is
+// update_ms, apart). ideal_bubble: (K - 1) / (M + K - 1), for equal stages. bound_bubble: the
+// idle share these stages cannot avoid even with a core each and free transfers, from their
+// measured CPU time per micro-batch (bound_bubble() below); it exceeds the ideal by the
+// stages' imbalance (the last stage runs no recomputation, the others do). core_wait: the
+// stages' mean share of the step spent runnable but without a core (the kernel's run-queue
+// delay): what a loaded machine adds. Per stage, stderr breaks the step down: compute,
+// accumulate, wait (for a neighbour), send, update, time on a core and waiting for one.
 //
 //   pipeline_bench [--stages 2] [--micro-batches 8] [--micro-batch 32] [--width 1024] [--steps 8]
+//                  [--processes 0|1] [--pin 0|1] [--async-send 1|0]
 // Only bench= lines go to stdout; progress and notes go to stderr.
 #include <fmt/format.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench_process.h"
 #include "trib/engine/context.h"
 #include "trib/net/inproc_transport.h"
+#include "trib/net/tcp_transport.h"
 #include "trib/nn/dense.h"
 #include "trib/optim/optimizer_config.h"
 #include "trib/optim/schedule_config.h"
@@ -36,6 +52,9 @@ using Clock = std::chrono::steady_clock;
 
 struct Args {
   int stages = 2, micro_batches = 8, steps = 8;
+  bool processes = false;  // stages as forked processes over TCP (else threads, in-process transport)
+  bool pin = false;        // stage s on core s mod cores
+  bool async_send = true;  // StageLinksOptions::async_send
   std::int64_t micro_batch = 32, width = 1024;
 };
 
@@ -46,6 +65,30 @@ std::shared_ptr<nn::Sequential> model(const Args& a) {
   for (int i = 0; i < a.stages; ++i) seq->add(std::make_shared<nn::Dense>(nn::DenseOptions{.units = a.width, .activation = nn::Activation::relu}));
   seq->add(std::make_shared<nn::Dense>(nn::DenseOptions{.units = kClasses}));
   return seq;
+}
+
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// How long the calling thread has waited, runnable, for a core (the kernel's run-queue delay,
+// /proc/thread-self/schedstat's second field): the idle a loaded machine adds, apart from the
+// waits for a neighbour. 0 where the kernel does not say.
+double thread_core_wait_s() {
+  std::ifstream in("/proc/thread-self/schedstat");
+  double on_cpu_ns = 0, waiting_ns = 0;
+  if (!(in >> on_cpu_ns >> waiting_ns)) return 0;
+  return waiting_ns * 1e-9;
+}
+
+// The calling thread on one core, so that K stages on K cores do not migrate between them.
+void pin_to_core(int s) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(static_cast<unsigned>(s) % std::max(1u, std::thread::hardware_concurrency()), &set);
+  sched_setaffinity(0, sizeof set, &set);
 }
 
 std::shared_ptr<const Optimizer> sgd() { return make_optimizer(OptimizerConfig{}); }
@@ -84,72 +127,212 @@ double single_images_per_s(const Args& a, const Data& d) {
   return static_cast<double>(a.steps * a.micro_batch * a.micro_batches) / secs;
 }
 
-struct Result {
-  double images_per_s = 0, bubble = 0, peak_mb = 0;
+// One stage's totals over the measured steps.
+struct StageTotals {
+  double compute = 0, accumulate = 0, wait = 0, send = 0, update = 0, wall = 0;
+  double cpu = 0;        // the stage thread's CPU time
+  double core_wait = 0;  // the stage thread's time runnable but waiting for a core (a loaded machine)
+  std::size_t peak = 0;
+  void add(const StepStats& r) {
+    compute += r.compute_s, accumulate += r.accumulate_s, wait += r.wait_s, send += r.send_s, update += r.update_s;
+    wall += r.wall_s;
+    peak = std::max(peak, r.peak_activation_bytes);
+  }
+  // The pipelined part of the step: the ideal's window, which ends at the flush (the update
+  // after it is no pipeline idle time; it is reported apart).
+  double window() const { return wall - update; }
+  double work() const { return compute + accumulate; }
+  double cpu_work() const { return std::max(0.0, cpu - update); }
 };
 
-Result pipelined(const Args& a, const Data& d, config::PipelineSchedule schedule) {
-  auto hub = std::make_shared<net::InProcHub>();
-  auto seq = model(a);
+struct Result {
+  double images_per_s = 0, bubble = 0, bound = 0, update_ms = 0, peak_mb = 0;
+  double core_wait = 0;  // the stages' mean share of the step spent runnable without a core
+};
+
+// The idle share a flushed pipeline of these stages cannot avoid, on a machine where each
+// stage has a core of its own and transfers cost nothing: with per-micro-batch work c_s, a
+// step lasts at least sum(c_s) + (M - 1) max(c_s) (the first micro-batch crosses every stage,
+// the slowest stage then runs the other M - 1), so stage s idles 1 - M c_s / that. Equal
+// stages give (K - 1) / (M + K - 1); unequal ones more. c_s is measured as the stage thread's
+// CPU time outside the update, which a loaded machine does not inflate (wall time would
+// count the time its work waited for a core).
+double bound_bubble(const std::vector<StageTotals>& t, int m) {
+  double sum = 0, most = 0;
+  for (const auto& s : t) {
+    sum += s.cpu_work() / m;
+    most = std::max(most, s.cpu_work() / m);
+  }
+  const double step = sum + (m - 1) * most;
+  double idle = 0;
+  for (const auto& s : t) idle += (1 - s.cpu_work() / step) / static_cast<double>(t.size());
+  return idle;
+}
+
+// Stage `s`'s measured run: `connect` dials its neighbour; one warm-up step, then the timed
+// ones. Stage 0 also times the whole window (the images/s figure).
+StageTotals run_stage(const Args& a, const Data& d, config::PipelineSchedule schedule, int s, StageLinks& links,
+                      double* total_s) {
   const int k = a.stages;
+  if (a.pin) pin_to_core(s);
   Partition part;
-  for (int s = 0; s < k; ++s) part.stages.push_back({s, s + 1 + (s + 1 == k ? 1 : 0)});
+  for (int i = 0; i < k; ++i) part.stages.push_back({i, i + 1 + (i + 1 == k ? 1 : 0)});
+  EngineContext engine(EngineOptions{1, 1});
+  StageModel sm({model(a), Shape{a.width}, kClasses, 1, part.stages[static_cast<std::size_t>(s)], s + 1 == k, a.micro_batch},
+                engine);
+  PipelineStage stage({&sm, &links,
+                       std::make_unique<update::LocalUpdate>(update::LocalUpdateOptions{sm.trainable_names(), sgd(), lr()}),
+                       schedule, s, k, a.micro_batches});
+  VariableStore vars;
+  stage.start(vars, nullptr);
+  const Tensor f = s == 0 ? d.features : Tensor(), y = s == 0 ? d.labels : Tensor();
+  stage.step(1, a.steps + 1, f, y, vars);  // warm-up: allocation, kernel choice
+  StageTotals t;
+  const auto t0 = Clock::now();
+  const double cpu0 = thread_cpu_s(), core0 = thread_core_wait_s();
+  for (int st = 0; st < a.steps; ++st) t.add(stage.step(st + 2, a.steps + 1, f, y, vars));
+  t.cpu = thread_cpu_s() - cpu0;
+  t.core_wait = thread_core_wait_s() - core0;
+  if (total_s != nullptr) *total_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return t;
+}
+
+net::ClusterSecret bench_secret() { return net::ClusterSecret::from_hex("00112233445566778899aabbccddeeff"); }
+
+std::shared_ptr<net::NetContext> stage_context(int s) {
+  return net::NetContext::create(bench_secret(), net::PeerIdentity{"worker", s, ""}, {}, [](std::string_view) {});
+}
+
+// Stages as threads of this process over the in-process transport (which copies every tensor).
+std::vector<StageTotals> as_threads(const Args& a, const Data& d, config::PipelineSchedule schedule, double& total_s) {
+  auto hub = std::make_shared<net::InProcHub>();
+  const int k = a.stages;
   std::vector<std::unique_ptr<StageLinks>> links;
   std::vector<std::string> addresses;
   for (int s = 0; s < k; ++s) {
-    auto ctx = net::NetContext::create(net::ClusterSecret::from_hex("00112233445566778899aabbccddeeff"),
-                                       net::PeerIdentity{"worker", s, ""}, {}, [](std::string_view) {});
-    links.push_back(std::make_unique<StageLinks>(StageLinksOptions{std::make_shared<net::InProcTransport>(ctx, hub), s, k}));
+    StageLinksOptions lo{std::make_shared<net::InProcTransport>(stage_context(s), hub), s, k};
+    lo.async_send = a.async_send;
+    links.push_back(std::make_unique<StageLinks>(std::move(lo)));
     addresses.push_back(links.back()->listen("stage:0"));
   }
-  std::vector<double> busy(static_cast<std::size_t>(k)), wall(static_cast<std::size_t>(k));
-  std::vector<std::size_t> peak(static_cast<std::size_t>(k));
-  double total_s = 0;
+  std::vector<StageTotals> totals(static_cast<std::size_t>(k));
   std::vector<std::thread> threads;
   for (int s = 0; s < k; ++s)
     threads.emplace_back([&, s] {
-      links[static_cast<std::size_t>(s)]->connect(s + 1 < k ? addresses[static_cast<std::size_t>(s + 1)] : "");
-      EngineContext engine(EngineOptions{1, 1});
-      StageModel sm({seq, Shape{a.width}, kClasses, 1, part.stages[static_cast<std::size_t>(s)], s + 1 == k, a.micro_batch}, engine);
-      PipelineStage stage({&sm, links[static_cast<std::size_t>(s)].get(),
-                           std::make_unique<update::LocalUpdate>(update::LocalUpdateOptions{sm.trainable_names(), sgd(), lr()}),
-                           schedule, s, k, a.micro_batches});
-      VariableStore vars;
-      stage.start(vars, nullptr);
-      const Tensor f = s == 0 ? d.features : Tensor(), y = s == 0 ? d.labels : Tensor();
-      stage.step(1, a.steps + 1, f, y, vars);  // warm-up: allocation, kernel choice
-      const auto t0 = Clock::now();
-      for (int st = 0; st < a.steps; ++st) {
-        StepStats r = stage.step(st + 2, a.steps + 1, f, y, vars);
-        busy[static_cast<std::size_t>(s)] += r.busy_s;
-        wall[static_cast<std::size_t>(s)] += r.wall_s;
-        peak[static_cast<std::size_t>(s)] = std::max(peak[static_cast<std::size_t>(s)], r.peak_activation_bytes);
-      }
-      if (s == k - 1) total_s = std::chrono::duration<double>(Clock::now() - t0).count();
+      const auto i = static_cast<std::size_t>(s);
+      links[i]->connect(s + 1 < k ? addresses[i + 1] : "");
+      totals[i] = run_stage(a, d, schedule, s, *links[i], s == 0 ? &total_s : nullptr);
     });
   for (auto& t : threads) t.join();
+  return totals;
+}
+
+// Stages as processes (forked before this process starts any thread) over TCP on loopback,
+// as `trib train` runs them. Each child hands its listening address and then its totals to
+// the parent through a pipe; the parent passes each stage its successor's address.
+std::vector<StageTotals> as_processes(const Args& a, const Data& d, config::PipelineSchedule schedule,
+                                      double& total_s) {
+  const int k = a.stages;
+  struct Child {
+    pid_t pid = -1;
+    int up = -1, down = -1;  // child -> parent, parent -> child
+  };
+  std::vector<Child> children(static_cast<std::size_t>(k));
+  for (int s = 0; s < k; ++s) {
+    int up[2], down[2];
+    if (::pipe(up) != 0 || ::pipe(down) != 0) throw std::runtime_error("pipe failed");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(up[0]);
+      ::close(down[1]);
+      try {
+        auto transport = std::make_shared<net::TcpTransport>(stage_context(s));
+        StageLinksOptions lo{transport, s, k};
+        lo.async_send = a.async_send;
+        StageLinks links(std::move(lo));
+        bench::write_all(up[1], links.listen("127.0.0.1:0") + "\n");
+        links.connect(bench::read_line(down[0]));
+        double whole = 0;
+        StageTotals t = run_stage(a, d, schedule, s, links, &whole);
+        bench::write_all(up[1], fmt::format("{} {} {} {} {} {} {} {} {} {}\n", t.compute, t.accumulate, t.wait, t.send,
+                                            t.update, t.wall, t.cpu, t.core_wait, t.peak, whole));
+        links.close();
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "pipeline_bench: stage {}: {}\n", s, e.what());
+        std::_Exit(1);
+      }
+      std::_Exit(0);
+    }
+    ::close(up[1]);
+    ::close(down[0]);
+    children[static_cast<std::size_t>(s)] = {pid, up[0], down[1]};
+  }
+  std::vector<std::string> addresses;
+  for (const Child& c : children) addresses.push_back(bench::read_line(c.up));
+  for (int s = 0; s < k; ++s)
+    bench::write_all(children[static_cast<std::size_t>(s)].down,
+                     (s + 1 < k ? addresses[static_cast<std::size_t>(s + 1)] : std::string()) + "\n");
+  std::vector<StageTotals> totals(static_cast<std::size_t>(k));
+  for (int s = 0; s < k; ++s) {
+    const Child& c = children[static_cast<std::size_t>(s)];
+    std::istringstream in(bench::read_line(c.up));
+    StageTotals& t = totals[static_cast<std::size_t>(s)];
+    double whole = 0;
+    if (!(in >> t.compute >> t.accumulate >> t.wait >> t.send >> t.update >> t.wall >> t.cpu >> t.core_wait >> t.peak >> whole))
+      throw std::runtime_error(fmt::format("stage {} (pid {}) sent no result", s, c.pid));
+    if (s == 0) total_s = whole;
+  }
+  for (const Child& c : children) {
+    int status = 0;
+    ::waitpid(c.pid, &status, 0);
+    ::close(c.up);
+    ::close(c.down);
+  }
+  return totals;
+}
+
+Result pipelined(const Args& a, const Data& d, config::PipelineSchedule schedule) {
+  double total_s = 0;
+  const std::vector<StageTotals> totals =
+      a.processes ? as_processes(a, d, schedule, total_s) : as_threads(a, d, schedule, total_s);
+  const int k = a.stages;
   Result r;
   r.images_per_s = static_cast<double>(a.steps * a.micro_batch * a.micro_batches) / total_s;
   for (int s = 0; s < k; ++s) {
-    r.bubble += (1 - busy[static_cast<std::size_t>(s)] / wall[static_cast<std::size_t>(s)]) / k;
-    r.peak_mb = std::max(r.peak_mb, static_cast<double>(peak[static_cast<std::size_t>(s)]) / (1024.0 * 1024.0));
+    const StageTotals& t = totals[static_cast<std::size_t>(s)];
+    r.bubble += (1 - t.work() / t.window()) / k;
+    r.update_ms = std::max(r.update_ms, 1000 * t.update / a.steps);
+    r.peak_mb = std::max(r.peak_mb, static_cast<double>(t.peak) / (1024.0 * 1024.0));
+    const double ms = 1000.0 / a.steps;
+    fmt::print(stderr,
+               "pipeline_bench:   stage {}: per step {:.2f} ms: compute {:.2f} ({:.2f} per micro-batch), accumulate {:.2f}, "
+               "wait {:.2f}, send {:.2f}, update {:.2f}, other {:.2f}; on a core {:.2f}, waiting for a core {:.2f}\n",
+               s, t.wall * ms, t.compute * ms, t.compute * ms / a.micro_batches, t.accumulate * ms, t.wait * ms,
+               t.send * ms, t.update * ms, (t.wall - t.compute - t.accumulate - t.wait - t.send - t.update) * ms,
+               t.cpu * ms, t.core_wait * ms);
+    r.core_wait += t.core_wait / t.wall / k;
   }
+  r.bound = bound_bubble(totals, a.micro_batches);
   return r;
 }
 
 int run(const Args& a) {
   const Data d = data(a);
-  const double single = single_images_per_s(a, d);
+  // The pipelined runs first: forked stages must not inherit the single run's engine threads.
+  std::vector<std::pair<config::PipelineSchedule, Result>> results;
   for (auto schedule : {config::PipelineSchedule::gpipe, config::PipelineSchedule::one_f_one_b}) {
-    fmt::print(stderr, "pipeline_bench: {} stages, {} micro-batches of {}, {}\n", a.stages, a.micro_batches,
-               a.micro_batch, config::to_string(schedule));
-    Result r = pipelined(a, d, schedule);
-    fmt::print("bench=pipeline model=mlp_{}x{} stages={} micro_batches={} schedule={} images_per_s={:.0f} "
-               "single_images_per_s={:.0f} bubble={:.3f} ideal_bubble={:.3f} peak_activation_mb={:.2f}\n",
-               a.width, a.stages, a.stages, a.micro_batches, config::to_string(schedule), r.images_per_s, single,
-               r.bubble, ideal_bubble(a.stages, a.micro_batches), r.peak_mb);
-    std::fflush(stdout);
+    fmt::print(stderr, "pipeline_bench: {} stages as {}, {} micro-batches of {}, {}\n", a.stages,
+               a.processes ? "processes" : "threads", a.micro_batches, a.micro_batch, config::to_string(schedule));
+    results.emplace_back(schedule, pipelined(a, d, schedule));
   }
+  const double single = single_images_per_s(a, d);
+  for (const auto& [schedule, r] : results)
+    fmt::print("bench=pipeline model=mlp_{}x{} stages={} micro_batches={} schedule={} images_per_s={:.0f} "
+               "single_images_per_s={:.0f} bubble={:.3f} ideal_bubble={:.3f} peak_activation_mb={:.2f} bound_bubble={:.3f} "
+               "update_ms={:.2f} core_wait={:.3f} stages_as={} async_send={}{}\n",
+               a.width, a.stages, a.stages, a.micro_batches, config::to_string(schedule), r.images_per_s, single,
+               r.bubble, ideal_bubble(a.stages, a.micro_batches), r.peak_mb, r.bound, r.update_ms, r.core_wait,
+               a.processes ? "processes" : "threads", a.async_send ? 1 : 0, a.pin ? " pinned=1" : "");
   return 0;
 }
 
@@ -166,6 +349,9 @@ int main(int argc, char** argv) {
     else if (k == "--micro-batch") a.micro_batch = v;
     else if (k == "--width") a.width = v;
     else if (k == "--steps") a.steps = static_cast<int>(v);
+    else if (k == "--processes") a.processes = v != 0;
+    else if (k == "--pin") a.pin = v != 0;
+    else if (k == "--async-send") a.async_send = v != 0;
     else {
       fmt::print(stderr, "pipeline_bench: unknown option {}\n", k);
       return 2;

@@ -132,8 +132,11 @@ int run_train(const TrainArgs& args, const Log& log) {
   // reshard: the consumer group moves partitions) nor a pipeline (it cannot go on without a
   // stage): those restart whole instead (below).
   const bool pipeline = o.job.strategy.name == config::StrategyName::pipeline;
+  // A pipeline without replicas relaunches a lost stage alone (the others roll back in
+  // place); stage 0, the chief, is not relaunched: the job restarts whole (below).
+  const bool relaunch_stages = pipeline && o.job.strategy.replicas == 1 && o.job.cluster.max_restarts > 0;
   lc.workers_may_be_lost =
-      o.job.strategy.name != config::StrategyName::local && !allreduce_stream(o.job) && !pipeline;
+      (o.job.strategy.name != config::StrategyName::local && !allreduce_stream(o.job) && !pipeline) || relaunch_stages;
   lc.relaunch_workers = lc.workers_may_be_lost;  // a relaunched allreduce worker joins the running group
   // A lost parameter server is relaunched, and the chief restores the job from a checkpoint.
   // Not in a stream job: its workers' Kafka positions do not rewind with the servers yet, so

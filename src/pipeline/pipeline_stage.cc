@@ -29,7 +29,10 @@ struct Accumulator {
         continue;
       }
       if (!sum[i].values.defined()) {
-        sum[i].values = grads[i].values.clone();
+        // The first micro-batch's gradient becomes the sum: a copy only when something else
+        // still holds its memory (a 1024 x 1024 layer's is 4 MB, a memory-bound pass per step).
+        const bool ours = grads[i].values.storage().use_count() == 1;
+        sum[i].values = ours ? std::move(grads[i].values) : grads[i].values.clone();
         continue;
       }
       float* acc = sum[i].values.data<float>();
@@ -104,7 +107,12 @@ StepStats PipelineStage::step(std::int64_t step, std::int64_t total_steps, const
   std::map<int, Tensor> inputs, micro_labels;  // kept from forward to backward
   std::size_t stash = 0;
   Accumulator acc;
-  double busy = 0;
+  // Runs `f` and adds its duration to `into`.
+  auto timed = [](double& into, auto&& f) {
+    const auto c0 = Clock::now();
+    f();
+    into += since(c0);
+  };
   for (const Task& t : tasks_) {
     const auto m = t.micro;
     if (t.pass == Pass::forward) {
@@ -113,16 +121,16 @@ StepStats PipelineStage::step(std::int64_t step, std::int64_t total_steps, const
         input = slice_rows(features, m * b, b).reshape(o_.model->input_spec().shape);
         y = slice_rows(labels, m * b, b);
       } else {
-        Envelope e = o_.links->receive(Kind::activation, step, m);
+        Envelope e;
+        timed(st.wait_s, [&] { e = o_.links->receive(Kind::activation, step, m); });
         input = std::move(e.tensor);
         y = std::move(e.labels);
       }
-      const auto c0 = Clock::now();
       if (!last) {
-        Tensor out = o_.model->forward(input, vars, static_cast<std::uint64_t>(step));
-        busy += since(c0);
+        Tensor out;
+        timed(st.compute_s, [&] { out = o_.model->forward(input, vars, static_cast<std::uint64_t>(step)); });
         st.peak_activation_bytes = std::max(st.peak_activation_bytes, stash + input.nbytes() + o_.model->last_peak_bytes());
-        o_.links->send({Kind::activation, step, m, total_steps, y, out});
+        timed(st.send_s, [&] { o_.links->send({Kind::activation, step, m, total_steps, y, out}); });
       }
       stash += input.nbytes();
       st.stash_bytes = std::max(st.stash_bytes, stash);
@@ -130,13 +138,14 @@ StepStats PipelineStage::step(std::int64_t step, std::int64_t total_steps, const
       micro_labels[m] = std::move(y);
       continue;
     }
-    Tensor target = last ? micro_labels[m] : o_.links->receive(Kind::gradient, step, m).tensor;
-    const auto c0 = Clock::now();
-    BackwardResult r = o_.model->backward(inputs[m], target, vars, static_cast<std::uint64_t>(step));
+    Tensor target;
+    if (last) target = micro_labels[m];
+    else timed(st.wait_s, [&] { target = o_.links->receive(Kind::gradient, step, m).tensor; });
+    BackwardResult r;
+    timed(st.compute_s, [&] { r = o_.model->backward(inputs[m], target, vars, static_cast<std::uint64_t>(step)); });
     st.peak_activation_bytes = std::max(st.peak_activation_bytes, stash + o_.model->last_peak_bytes());
-    acc.add(r.grads);
-    busy += since(c0);
-    if (!first) o_.links->send({Kind::gradient, step, m, total_steps, Tensor(), r.input_grad});
+    if (!first) timed(st.send_s, [&] { o_.links->send({Kind::gradient, step, m, total_steps, Tensor(), r.input_grad}); });
+    timed(st.accumulate_s, [&] { acc.add(r.grads); });
     stash -= inputs[m].nbytes();
     inputs.erase(m);
     micro_labels.erase(m);
@@ -144,11 +153,10 @@ StepStats PipelineStage::step(std::int64_t step, std::int64_t total_steps, const
     st.correct += r.correct;
     st.examples += b;
   }
-  std::vector<update::GradTensor> grads = acc.mean(m_count);
-  const auto u0 = Clock::now();
-  st.applied = o_.update->apply(step, grads, vars);
-  st.update_s = since(u0);
-  st.busy_s = busy + st.update_s;
+  std::vector<update::GradTensor> grads;
+  timed(st.accumulate_s, [&] { grads = acc.mean(m_count); });
+  timed(st.update_s, [&] { st.applied = o_.update->apply(step, grads, vars); });
+  st.busy_s = st.compute_s + st.accumulate_s + st.update_s;
   st.wall_s = since(t0);
   return st;
 }

@@ -133,19 +133,56 @@ void StageLinks::send(Envelope e) {
   const std::shared_ptr<net::Connection>& to = backward ? prev_ : next_;
   const int neighbour = backward ? o_.stage - 1 : o_.stage + 1;
   TRIB_CHECK(to != nullptr, InvalidArgument, "pipeline {} has no {} to send to", name(o_.stage), name(neighbour));
+  Outgoing out{to, neighbour, backward, net::Message{static_cast<std::uint32_t>(e.kind), encode(e), e.tensor}};
   {
     std::unique_lock<std::mutex> lock(mu_);
     check(lock, neighbour, std::chrono::steady_clock::time_point::max(), "");
+    if (o_.async_send) {
+      if (!sender_.joinable()) sender_ = std::thread([this] { sender_main(); });
+      outbox_.push_back(std::move(out));
+      outbox_cv_.notify_all();
+      return;
+    }
   }
-  net::Message m{static_cast<std::uint32_t>(e.kind), encode(e), e.tensor};
+  write(out);
+}
+
+void StageLinks::write(Outgoing& out) {
+  const net::Message& m = out.message;
   const std::int64_t bytes = static_cast<std::int64_t>(m.body.size() + (m.tensor.defined() ? m.tensor.nbytes() : 0));
   try {
-    to->notify(std::move(m));
-  } catch (const Unavailable& err) {
-    throw Unavailable(fmt::format("pipeline {}: {} ({}) was lost: {}", name(o_.stage), name(neighbour),
-                                  to->peer().to_string(), err.what()));
+    out.to->notify(std::move(out.message));
+  } catch (const std::exception& err) {
+    std::string why = fmt::format("pipeline {}: {} ({}) was lost: {}", name(o_.stage), name(out.neighbour),
+                                  out.to->peer().to_string(), err.what());
+    if (!o_.async_send) throw Unavailable(why);
+    std::lock_guard<std::mutex> lock(mu_);
+    lost_.emplace(out.neighbour, std::move(why));  // the next send or receive on it throws
+    cv_.notify_all();
+    return;
   }
-  (backward ? bytes_backward_ : bytes_forward_) += bytes;
+  (out.backward ? bytes_backward_ : bytes_forward_) += bytes;
+}
+
+void StageLinks::sender_main() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    outbox_cv_.wait(lock, [&] { return stopping_ || !outbox_.empty(); });
+    if (outbox_.empty()) return;  // stopping, and everything queued is written
+    Outgoing out = std::move(outbox_.front());
+    outbox_.pop_front();
+    writing_ = true;
+    lock.unlock();
+    write(out);
+    lock.lock();
+    writing_ = false;
+    outbox_cv_.notify_all();
+  }
+}
+
+void StageLinks::flush() {
+  std::unique_lock<std::mutex> lock(mu_);
+  outbox_cv_.wait(lock, [&] { return outbox_.empty() && !writing_; });
 }
 
 void StageLinks::check(std::unique_lock<std::mutex>&, int from, std::chrono::steady_clock::time_point until,
@@ -154,6 +191,11 @@ void StageLinks::check(std::unique_lock<std::mutex>&, int from, std::chrono::ste
   if (it != lost_.end()) throw Unavailable(it->second);
   TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout, "pipeline {}: {} sent no {} within {} s", name(o_.stage),
              name(from), what, std::chrono::duration_cast<std::chrono::seconds>(o_.timeout).count());
+}
+
+void StageLinks::check_neighbours() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!lost_.empty()) throw Unavailable(lost_.begin()->second);
 }
 
 Envelope StageLinks::receive(Kind kind, std::int64_t step, std::int32_t micro) {
@@ -193,6 +235,12 @@ Envelope StageLinks::receive_first(std::int64_t step, std::int64_t eval_round) {
 }
 
 void StageLinks::close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;  // the sender writes what is queued, then ends
+  }
+  outbox_cv_.notify_all();
+  if (sender_.joinable()) sender_.join();
   if (next_) next_->close();
   listener_.reset();
   next_.reset();

@@ -8,6 +8,7 @@
 
 #include "config/derived_settings.h"
 #include "pipeline/shard_info_json.h"
+#include "pipeline/stage_recovery.h"
 #include "train/training_state.h"
 #include "trib/collectives/strategy_allreduce.h"
 #include "trib/engine/context.h"
@@ -73,6 +74,16 @@ class StageRun {
   Partition agree_partition();
   RunLength start_data(const std::optional<ValidCheckpoint>& resumed);
   std::unique_ptr<update::UpdateStrategy> make_update(const config::JobConfig& run_job) const;
+  // A fresh stage, its variables initialised and, from `ckpt`, restored; returns the step it starts after.
+  std::int64_t begin(const Checkpoint* ckpt);
+  // Round round_: links anew, every stage from the checkpoint the chief names, stage 0's data
+  // rewound to it (stage_recovery.h). Returns the step the round starts after.
+  std::int64_t rejoin();
+  // A neighbour was lost (`lost`): drop the links and the step in flight, wait for the
+  // relaunched stage's round, and rejoin it.
+  std::int64_t recover(const std::string& lost);
+  // Only a pipeline without replicas recovers in place (the replicas' allreduce groups do not re-form).
+  bool recovers_in_place() const { return s_.replicas == 1; }
   void connect();
   void evaluate(std::int64_t round);
   void checkpoint(std::int64_t step);
@@ -97,6 +108,8 @@ class StageRun {
   train::Distribution dist_;
   std::unique_ptr<train::DatasetBatchSource> source_;
   std::int64_t eval_batches_ = 0;
+  config::JobConfig run_job_;  // the job as the run takes it (its schedule's length known)
+  std::int64_t round_ = 0;     // stage_recovery.h
   StageSummary summary_;
 };
 
@@ -120,10 +133,11 @@ Partition StageRun::agree_partition() {
 void StageRun::connect() {
   links_ = std::make_unique<StageLinks>(StageLinksOptions{o_.transport, o_.stage, s_.stages, o_.replica, o_.timeout});
   const std::string bound = links_->listen(o_.listen);
-  o_.publish(address_key(o_.replica, o_.stage), o_.stage == 0 ? "-" : (o_.published ? o_.published(bound) : bound));
+  o_.publish(address_key(o_.replica, o_.stage, round_),
+             o_.stage == 0 ? "-" : (o_.published ? o_.published(bound) : bound));
   std::string next;
   if (!last())
-    next = await(o_, address_key(o_.replica, o_.stage + 1), fmt::format("stage {}'s address", o_.stage + 1));
+    next = await(o_, address_key(o_.replica, o_.stage + 1, round_), fmt::format("stage {}'s address", o_.stage + 1));
   links_->connect(next);
 }
 
@@ -181,12 +195,24 @@ void StageRun::checkpoint(std::int64_t step) {
   for (const nn::Parameter& p : model_->parameters()) tensors[p.name] = vars_.get(p.name);
   for (const auto& [name, t] : stage_->update().state()) tensors[name] = t;
   ShardInfo info = write_shard(dir, fmt::format("stage-{}", o_.stage), tensors);
-  o_.publish(fmt::format("pipeline/ckpt/{}/{}", step, o_.stage), shard_info_to_json(info));
+  // Keyed by round too: a shard of this step written before a rollback is not this round's.
+  auto key = [&](int stage) { return fmt::format("pipeline/ckpt/{}/{}/{}", round_, step, stage); };
+  o_.publish(key(o_.stage), shard_info_to_json(info));
   if (!chief()) return;
   CheckpointWriter w(root, step);
-  for (int s = 0; s < s_.stages; ++s)
-    w.add_written_shard(shard_info_from_json(
-        await(o_, fmt::format("pipeline/ckpt/{}/{}", step, s), fmt::format("stage {}'s checkpoint shard", s))));
+  for (int s = 0; s < s_.stages; ++s) {
+    // A stage lost before writing its shard: the chief's neighbour says so (its loss reaches
+    // every stage), rather than this wait timing out.
+    std::optional<std::string> shard;
+    const auto until = std::chrono::steady_clock::now() + o_.timeout;
+    while (!(shard = o_.lookup(key(s)))) {
+      links_->check_neighbours();
+      TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout, "pipeline stage 0: stage {}'s checkpoint shard of step {} did not come within {} s",
+                 s, step, std::chrono::duration_cast<std::chrono::seconds>(o_.timeout).count());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    w.add_written_shard(shard_info_from_json(*shard));
+  }
   // Where stage 0's data stands after this step: a resumed run continues there.
   if (source_ && source_->position()) w.set_data_position(train::data_position_to_json(*source_->position()));
   w.publish();
@@ -234,6 +260,39 @@ std::unique_ptr<update::UpdateStrategy> StageRun::make_update(const config::JobC
         update::LocalUpdateOptions{model_->trainable_names(), make_optimizer(job_.optimizer), make_schedule(run_job.schedule)});
 }
 
+std::int64_t StageRun::begin(const Checkpoint* ckpt) {
+  stage_ = std::make_unique<PipelineStage>(PipelineStageOptions{model_.get(), links_.get(), make_update(run_job_),
+                                                              s_.schedule, o_.stage, s_.stages, s_.micro_batches});
+  vars_ = VariableStore();
+  model_->initialize(vars_);
+  const std::int64_t step = ckpt ? restore(*ckpt, *model_, vars_, stage_->update()) : 0;
+  stage_->update().start(vars_, nullptr);  // replicas: every copy takes replica 0's values
+  return step;
+}
+
+std::int64_t StageRun::rejoin() {
+  std::optional<Checkpoint> ckpt = rollback_checkpoint(o_, round_, o_.output / "checkpoints");
+  if (o_.stage == 0) {  // the data from where the checkpoint left it
+    source_ = std::make_unique<train::DatasetBatchSource>(data_.train, job_, dist_, o_.log);
+    source_->start({ckpt.has_value(), ckpt ? &*ckpt : nullptr});
+  }
+  const std::int64_t step = begin(ckpt ? &*ckpt : nullptr);
+  say("round {}: every stage goes on from {}", round_,
+      ckpt ? fmt::format("the checkpoint of step {}", step) : std::string("the start (no checkpoint yet)"));
+  return step;
+}
+
+std::int64_t StageRun::recover(const std::string& lost) {
+  // `lost` names this stage already (the links' message).
+  fmt::print(o_.log, "{}; dropping the step in flight and waiting for the stage to be relaunched\n", lost);
+  std::fflush(o_.log);
+  stage_.reset();  // its micro-batches in flight go with it
+  links_.reset();  // closing them tells the other neighbour, so the loss reaches every stage
+  round_ = await_next_round(o_, round_, lost);
+  connect();
+  return rejoin();
+}
+
 StageSummary StageRun::run() {
   const Partition partition = agree_partition();
   TRIB_CHECK(partition.stage_count() == s_.stages, InvalidArgument, "pipeline partition '{}' has {} stages, not {}",
@@ -243,47 +302,54 @@ StageSummary StageRun::run() {
       StageModelOptions{config::build_model(job_.model), Shape(job_.model.input), job_.model.classes, job_.training.seed,
                         partition.stages[static_cast<std::size_t>(o_.stage)], last(), micro},
       engine_);
+  // A relaunched stage (its process started before in this job) opens the next round, which
+  // the survivors wait for; the run's start is round 0.
+  const bool relaunched = mark_started(o_) && recovers_in_place();
+  if (relaunched) round_ = open_next_round(o_);
   connect();
   std::optional<ValidCheckpoint> resumed;
-  if (o_.resume) resumed.emplace(train::find_resume_checkpoint(o_.output, o_.log));
+  if (o_.resume && !relaunched) resumed.emplace(train::find_resume_checkpoint(o_.output, o_.log));
   const RunLength length = start_data(resumed);
   const std::int64_t total = length.total;
   // The schedule as the run takes it: its length known (a cosine's total steps), as one
   // process derives it (config/derived_settings.h).
-  const config::JobConfig run_job = config::derive_settings(job_, {1, total});
-  stage_ = std::make_unique<PipelineStage>(PipelineStageOptions{model_.get(), links_.get(), make_update(run_job), s_.schedule,
-                                                              o_.stage, s_.stages, s_.micro_batches});
-  model_->initialize(vars_);
-  std::int64_t step = resumed ? restore(resumed->checkpoint, *model_, vars_, stage_->update()) : 0;
-  stage_->update().start(vars_, nullptr);  // replicas: every copy takes replica 0's values
+  run_job_ = config::derive_settings(job_, {1, total});
+  std::int64_t step = relaunched ? rejoin() : begin(resumed ? &resumed->checkpoint : nullptr);
   const StageRange mine = partition.stages[static_cast<std::size_t>(o_.stage)];
-  say("layers {}-{}, {:.2f} MB of parameters, from step {} to {}", mine.begin, mine.end - 1,
-      static_cast<double>(model_->parameter_bytes()) / kMb, step, total);
+  say("layers {}-{}, {:.2f} MB of parameters, from step {} to {}{}", mine.begin, mine.end - 1,
+      static_cast<double>(model_->parameter_bytes()) / kMb, step, total,
+      relaunched ? fmt::format(" (relaunched: round {})", round_) : "");
   const auto t0 = std::chrono::steady_clock::now();
   double busy = 0, loss_sum = 0;
   std::int64_t loss_steps = 0;
   std::size_t peak = 0;
   while (step < total) {
-    ++step;
-    Tensor x, y;
-    std::optional<data::Batch> batch;
-    if (o_.stage == 0) {
-      batch = source_->next();
-      x = batch->features();
-      y = batch->labels();
-    }
-    StepStats st = stage_->step(step, total, x, y, vars_);
-    if (source_) source_->applied(*batch);
-    busy += st.busy_s;
-    peak = std::max(peak, st.peak_activation_bytes);
-    loss_sum += st.loss, ++loss_steps;
-    const bool report = step % length.report_every == 0 || step == total;
-    if (report && last() && o_.replica == 0) {
-      say("step {}: train loss {:.4f}", step, loss_sum / static_cast<double>(loss_steps));
+    try {
+      Tensor x, y;
+      std::optional<data::Batch> batch;
+      if (o_.stage == 0) {
+        batch = source_->next();
+        x = batch->features();
+        y = batch->labels();
+      }
+      StepStats st = stage_->step(step + 1, total, x, y, vars_);
+      ++step;
+      if (source_) source_->applied(*batch);
+      busy += st.busy_s;
+      peak = std::max(peak, st.peak_activation_bytes);
+      loss_sum += st.loss, ++loss_steps;
+      const bool report = step % length.report_every == 0 || step == total;
+      if (report && last() && o_.replica == 0) {
+        say("step {}: train loss {:.4f}", step, loss_sum / static_cast<double>(loss_steps));
+        loss_sum = 0, loss_steps = 0;
+      }
+      if (report && o_.replica == 0) evaluate(step);
+      if (step % length.checkpoint_every == 0 || step == total) checkpoint(step);
+    } catch (const Unavailable& e) {
+      if (!recovers_in_place()) throw;
+      step = recover(e.what());
       loss_sum = 0, loss_steps = 0;
     }
-    if (report && o_.replica == 0) evaluate(step);
-    if (step % length.checkpoint_every == 0 || step == total) checkpoint(step);
   }
   stage_->finish();
   summary_.steps = step;
@@ -303,7 +369,10 @@ StageSummary StageRun::run() {
 }  // namespace
 
 std::string partition_key() { return "pipeline/partition"; }
-std::string address_key(int replica, int stage) { return fmt::format("pipeline/{}/{}/address", replica, stage); }
+std::string address_key(int replica, int stage, std::int64_t round) {
+  return round == 0 ? fmt::format("pipeline/{}/{}/address", replica, stage)
+                    : fmt::format("pipeline/{}/{}/address/{}", replica, stage, round);
+}
 
 StageSummary train_stage(const StageTrainerOptions& options) {
   TRIB_CHECK(options.job.strategy.name == config::StrategyName::pipeline, InvalidArgument,

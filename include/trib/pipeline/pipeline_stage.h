@@ -31,9 +31,16 @@ struct StepStats {
   double loss = 0;              // last stage: the batch's mean loss
   std::int64_t correct = 0;     // last stage
   std::int64_t examples = 0;
-  double busy_s = 0;            // computing (forward, backward, accumulating)
-  double wall_s = 0;            // the whole step, update included
+  // Where the step's wall time went (bench=pipeline's breakdown): the passes themselves,
+  // summing their gradients, waiting for a neighbour's activation or gradient, handing a
+  // tensor to the links, and the update after the flush.
+  double compute_s = 0;         // forward and backward passes
+  double accumulate_s = 0;      // summing micro-batch gradients
+  double wait_s = 0;            // blocked in receive
+  double send_s = 0;            // in send (the transport's copy or serialization)
   double update_s = 0;          // the update (and the replicas' allreduce)
+  double busy_s = 0;            // compute + accumulate + update
+  double wall_s = 0;            // the whole step, update included
   std::size_t stash_bytes = 0;  // most stage inputs kept at once for their backward pass
   std::size_t peak_activation_bytes = 0;  // stash plus the largest pass's intermediates
   bool applied = true;

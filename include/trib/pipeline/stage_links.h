@@ -2,7 +2,8 @@
 // (with the micro-batch's labels) go forward to the next stage, their gradients come back.
 // Stage s listens for stage s - 1 and connects to stage s + 1, so each pair shares one
 // connection. Messages are one-way; each lands in a mailbox keyed by (kind, step, micro-batch)
-// that the stage's schedule takes them from in its own order.
+// that the stage's schedule takes them from in its own order. Sends are queued for a sender
+// thread (StageLinksOptions::async_send), so that a pass does not wait for the transport.
 //
 // Failure: a neighbour's connection closing (the transport's heartbeats notice a dead or
 // silent process within NetOptions::peer_timeout) fails every wait on that neighbour at once
@@ -10,14 +11,17 @@
 // hangs.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include "trib/net/transport.h"
@@ -43,6 +47,10 @@ struct StageLinksOptions {
   int replica = 0;  // for messages only
   // The longest a stage waits for a neighbour's message or connection.
   std::chrono::milliseconds timeout{std::chrono::minutes(2)};
+  // send() queues the message for a sender thread and returns: the transport's copy or
+  // serialization (and its MAC) runs beside the next pass instead of before it. A send that
+  // fails marks the neighbour lost, as its connection closing would. Off: send() writes.
+  bool async_send = true;
 };
 
 class StageLinks {
@@ -58,17 +66,31 @@ class StageLinks {
   void connect(const std::string& next);
 
   void send(Envelope e);  // to the next stage (activation, eval) or the previous (gradient)
+  // Waits until every queued message has been handed to the transport (or its neighbour was lost).
+  void flush();
   // Waits for the message of this kind, step and micro-batch from the neighbour that sends it.
   Envelope receive(Kind kind, std::int64_t step, std::int32_t micro);
   // The first activation or eval message of `step` (micro-batch 0), whichever comes.
   Envelope receive_first(std::int64_t step, std::int64_t eval_round);
 
+  // Throws Unavailable naming the first neighbour lost, if any (for waits outside the links).
+  void check_neighbours();
+
   // Bytes sent to each neighbour so far.
   std::int64_t bytes_forward() const { return bytes_forward_; }
   std::int64_t bytes_backward() const { return bytes_backward_; }
-  void close();
+  void close();  // flushes first
 
  private:
+  struct Outgoing {
+    std::shared_ptr<net::Connection> to;
+    int neighbour = 0;
+    bool backward = false;
+    net::Message message;
+  };
+  void write(Outgoing& out);  // to the transport; a failure marks the neighbour lost
+  void sender_main();
+
   using Key = std::tuple<std::uint32_t, std::int64_t, std::int32_t>;
   void deliver(const net::Message& m);
   void lost(int neighbour, const std::string& who, std::string_view reason);
@@ -84,7 +106,12 @@ class StageLinks {
   std::condition_variable cv_;
   std::map<Key, Envelope> mailbox_;
   std::map<int, std::string> lost_;  // neighbour stage -> why
-  std::int64_t bytes_forward_ = 0, bytes_backward_ = 0;
+  std::atomic<std::int64_t> bytes_forward_ = 0, bytes_backward_ = 0;
+  // The send queue (async_send), guarded by mu_: the sender thread writes in order.
+  std::deque<Outgoing> outbox_;
+  bool writing_ = false, stopping_ = false;
+  std::condition_variable outbox_cv_;
+  std::thread sender_;
 };
 
 }  // namespace trib::pipeline

@@ -7,6 +7,10 @@
 // The processes meet through the coordinator's key-value store (`publish`/`lookup`): the
 // partition, each stage's address, the run's step count, and the checkpoint shards each stage
 // wrote (the chief, stage 0 of replica 0, publishes the manifest once all are in).
+//
+// A lost stage of a pipeline without replicas is relaunched alone (by `trib train`, or by
+// whoever runs `trib worker --join` again): the survivors drop their step in flight, wait
+// for it, and every stage goes on from the newest checkpoint (pipeline/stage_recovery.h).
 #pragma once
 
 #include <chrono>
@@ -56,6 +60,6 @@ StageSummary train_stage(const StageTrainerOptions& options);
 
 // Key names in the store.
 std::string partition_key();
-std::string address_key(int replica, int stage);
+std::string address_key(int replica, int stage, std::int64_t round = 0);
 
 }  // namespace trib::pipeline

@@ -202,5 +202,24 @@ TEST(PipelineSchedules, OneFOneBStashesNoMoreThanGPipe) {
   }
 }
 
+// The step's time breakdown (bench=pipeline's) accounts for each part once: the parts are
+// disjoint stretches of the step, busy is the work among them, and a stage that receives
+// has waited, one that sends has sent.
+TEST(PipelineSchedules, StepTimeBreakdownAddsUp) {
+  PipeRun s{.layers = 3, .stages = 3, .micro_batches = 4, .steps = 1};
+  auto batches = testing::random_batches(1, s.micro_batch * s.micro_batches, kFeatures, kClasses, 5);
+  std::vector<StepStats> st;
+  testing::within(120, [&] { return pipelined(s, batches, &st); });
+  for (int i = 0; i < s.stages; ++i) {
+    const StepStats& r = st[static_cast<std::size_t>(i)];
+    EXPECT_GT(r.compute_s, 0) << "stage " << i;
+    EXPECT_GT(r.update_s, 0) << "stage " << i;
+    EXPECT_DOUBLE_EQ(r.busy_s, r.compute_s + r.accumulate_s + r.update_s) << "stage " << i;
+    EXPECT_LE(r.compute_s + r.accumulate_s + r.wait_s + r.send_s + r.update_s, r.wall_s) << "stage " << i;
+    EXPECT_GT(r.send_s, 0) << "stage " << i << " sends activations or gradients";
+    EXPECT_TRUE(i != 0 || r.wait_s > 0) << "stage 0 receives its gradients";
+  }
+}
+
 }  // namespace
 }  // namespace trib::pipeline
