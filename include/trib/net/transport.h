@@ -17,10 +17,7 @@
 namespace trib::net {
 
 // One authenticated, bidirectional link to a peer. Either side may send requests; each
-// gets a fresh tag so that any number can be in flight at once. The receiving side hands one
-// connection's requests to its handler one at a time, in the order they were sent (a
-// parameter-server worker's pull, sent right behind its push, sees the push applied).
-// Thread-safe.
+// gets a fresh tag so that any number can be in flight at once. Thread-safe.
 class Connection {
  public:
   virtual ~Connection() = default;  // closes the connection
