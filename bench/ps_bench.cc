@@ -6,6 +6,10 @@
 //     every push is forwarded to a backup (another listener on loopback) before it is
 //     answered; the ratio is what the hot backup costs. bench=ps_train_replicas: images/s of
 //     a 2-server, 2-worker training with ps_replicas 0 and 1.
+//   bench=ps_overlap: the bench=ps loop with each pull asked behind its push (both in flight,
+//     as strategy.ps_overlap does) against asked after the push's reply, in one run; and
+//     bench=ps_train_overlap: images/s of the 2-worker training with ps_overlap false and true.
+//     `ps_bench overlap` prints only these.
 //   bench=ps_train: images/s of 2 workers x 1 thread with 1 server (sync and async), against
 //     the ideal (two independent single-process trainings at once) and the peer (two
 //     torch_peer.py --threads 1 processes at once).
@@ -59,7 +63,8 @@ net::Message ps_request(ps::proto::Type type, int worker, std::int64_t step, Ten
 
 // With `replicas`, the server forwards every change to a backup behind its own listener, as
 // `trib ps` does with strategy.ps_replicas: 1.
-double ps_throughput(double seconds, int replicas = 0) {
+// `overlap`: each step's pull leaves right behind its push, before the push's reply.
+double ps_throughput(double seconds, int replicas = 0, bool overlap = false) {
   const std::int64_t n = 4 << 20;  // 16 MiB of f32
   std::vector<ps::VariableInfo> vars{{"w", Shape{n}}};
   ps::Placement placement = ps::place(vars, 1, ps::PlacementStrategy::greedy, 1 << 30);
@@ -104,10 +109,17 @@ double ps_throughput(double seconds, int replicas = 0) {
     Tensor grad = Tensor::full(Shape{n}, 1.0f);
     Tensor into = Tensor::empty(DType::f32, Shape{n});
     for (std::int64_t step = 0; !stop; ++step) {
-      c->call(ps_request(ps::proto::Type::push, w, step, grad));
       net::RequestOptions ro;
       ro.reply_into = into;
-      c->call(ps_request(ps::proto::Type::pull, w, step + 1), ro);
+      if (overlap) {
+        auto pushed = c->request(ps_request(ps::proto::Type::push, w, step, grad));
+        auto pulled = c->request(ps_request(ps::proto::Type::pull, w, step + 1), ro);
+        pushed.get();
+        pulled.get();
+      } else {
+        c->call(ps_request(ps::proto::Type::push, w, step, grad));
+        c->call(ps_request(ps::proto::Type::pull, w, step + 1), ro);
+      }
       bytes += 2 * grad.nbytes();
     }
   };
@@ -144,9 +156,10 @@ std::string config_for(const std::string& model) {
 }
 
 double ours_cluster(const std::string& model, int batch, int steps, const std::string& mode, int servers = 1,
-                    int replicas = 0) {
+                    int replicas = 0, bool overlap = true) {
   std::string cmd = trib_binary() + " train " + config_for(model) + train_args(model, batch, steps) +
-                    fmt::format(" --set cluster.ps={} --set strategy.ps_replicas={}", servers, replicas) +
+                    fmt::format(" --set cluster.ps={} --set strategy.ps_replicas={} --set strategy.ps_overlap={}",
+                                servers, replicas, overlap) +
                     " --set cluster.workers=2 --set strategy.name=ps --set strategy.mode=" + mode + " 2>&1";
   return sum_matches(bench::run_command(cmd), R"(worker \d+ throughput: ([0-9.]+) images/s)");
 }
@@ -166,8 +179,35 @@ double peer(const std::string& model, int batch) {
 
 }  // namespace
 
-// `ps_bench replicas`: only the bench=ps_replicas and bench=ps_train_replicas lines.
+// Before and after strategy.ps_overlap in one run, interleaved (the machine's load drifts).
+void overlap_lines() {
+  double off = 0, on = 0;
+  for (int r = 0; r < 3; ++r) {
+    off += ps_throughput(2.0, 0, false);
+    on += ps_throughput(2.0, 0, true);
+  }
+  fmt::print("bench=ps_overlap ps_overlap=false GBps={:.2f} ps_overlap=true GBps={:.2f} ratio={:.2f}\n", off / 3e9,
+             on / 3e9, off > 0 ? on / off : 0);
+  std::fflush(stdout);
+  for (const char* mode : {"sync", "async"}) {
+    // Off, on, on, off: a load that rises or falls during the runs weighs on both alike.
+    double a = ours_cluster("cnn", 64, 60, mode, 1, 0, false), b = ours_cluster("cnn", 64, 60, mode, 1, 0, true);
+    b += ours_cluster("cnn", 64, 60, mode, 1, 0, true);
+    a += ours_cluster("cnn", 64, 60, mode, 1, 0, false);
+    fmt::print("bench=ps_train_overlap model=cnn mode={} ps=1 workers=2 ps_overlap=false images_per_s={:.0f} "
+               "ps_overlap=true images_per_s={:.0f} ratio={:.2f}\n",
+               mode, a / 2, b / 2, a > 0 ? b / a : 0);
+    std::fflush(stdout);
+  }
+}
+
+// `ps_bench replicas`: only the bench=ps_replicas and bench=ps_train_replicas lines;
+// `ps_bench overlap`: only the bench=ps_overlap and bench=ps_train_overlap lines.
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "overlap") {
+    overlap_lines();
+    return 0;
+  }
   const bool replicas_only = argc > 1 && std::string(argv[1]) == "replicas";
   double ours = replicas_only ? 0 : ps_throughput(3.0);
   if (!replicas_only) {

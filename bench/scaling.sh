@@ -13,7 +13,8 @@
 # by cpus_per_host for the one-core machines'). Roles run in their own hosts: worker i on
 # host i, parameter server j on host workers + j, the coordinator beside worker 0. Each run
 # lasts about --seconds of its bound's steps (at least 8 steps).
-# Strategies: ps1_async ps1_sync ps2_async ps2_sync allreduce allreduce_bf16.
+# Strategies: ps1_async ps1_sync ps2_async ps2_sync allreduce allreduce_bf16; a ps strategy
+# with _serial (ps1_async_serial) runs with strategy.ps_overlap: false, for before/after in one run.
 # --quick (`make bench`): the CNN at batch 64, 1 and 2 workers, 1 Gbit/s, allreduce,
 # allreduce_bf16 and ps1_async beside DDP; about 5 minutes on two cores. Then
 # bench/plan_check.sh prints the planner's prediction for every point (bench=plan lines).
@@ -177,6 +178,7 @@ strategy_args() {
     allreduce_bf16) echo "--set strategy.name=allreduce --set strategy.compression=bf16" ;;
     ps1_async|ps2_async) echo "--set strategy.name=ps --set strategy.mode=async" ;;
     ps1_sync|ps2_sync) echo "--set strategy.name=ps --set strategy.mode=sync" ;;
+    ps?_*_serial) echo "$(strategy_args "${1%_serial}") --set strategy.ps_overlap=false" ;;
     *) echo "bench/scaling.sh: unknown strategy $1" >&2; exit 2 ;;
   esac
 }
@@ -206,14 +208,15 @@ for link in "${L[@]}"; do
           ((servers > workers + 2)) && continue
           log "$model batch $batch, $workers worker(s), $servers server(s), $link Gbit/s-equivalent: $strat"
           # shellcheck disable=SC2046
-          b=$(bound "$strat" "$workers" "$batch" "$single" "$bytes" "$link_Bps")
+          b=$(bound "${strat%_serial}" "$workers" "$batch" "$single" "$bytes" "$link_Bps")
           steps=$(calc "int($seconds * $b / $workers / $batch) + 8")
           ours=$(trib_cluster "$model" "$batch" "$steps" "$workers" "$servers" "$(strategy_args "$strat")")
           eff=$(calc "$ours / ($workers * $single)")
           ratio=NA; [[ $peer_rate != NA && $peer_rate != 0 ]] && ratio=$(awk -v o="$ours" -v p="$peer_rate" 'BEGIN { printf "%.2f", o / p }')
           comp=none; [[ $strat == *bf16 ]] && comp=bf16
           sname=${strat%_bf16}; mode=""
-          [[ $strat == ps* ]] && { sname=ps; mode=" mode=${strat#ps?_}"; }
+          [[ $strat == ps* ]] && { sname=ps; mode=" mode=${strat#ps?_}"; mode=${mode%_serial}; }
+          [[ $strat == *_serial ]] && mode+=" ps_overlap=false"
           printf 'bench=scaling model=%s strategy=%s%s compression=%s workers=%d ps=%d link_gbps=%s batch=%d ours_images_per_s=%.0f efficiency=%.2f bound_images_per_s=%.0f of_bound=%.2f peer=torch_ddp peer_images_per_s=%s ratio=%s single_host_images_per_s=%.0f cpus_per_host=%s\n' \
             "$model" "$sname" "$mode" "$comp" "$workers" "$servers" "$link" "$batch" "$ours" "$eff" "$b" \
             "$(calc "$ours / $b")" "$peer_rate" "$ratio" "$single" "$host_cpus"

@@ -45,6 +45,7 @@ StrategyConfig read_strategy(ConfigReader r) {
   s.period = r.get<int>("period", s.period);
   s.ps_replicas = r.get<int>("ps_replicas", s.ps_replicas);
   s.partition_bytes = r.get<std::int64_t>("partition_bytes", s.partition_bytes);
+  s.ps_overlap = r.get<bool>("ps_overlap", s.ps_overlap);
   s.bucket_mb = r.get<double>("bucket_mb", s.bucket_mb);
   s.compression = parse_enum(r, "compression", s.compression, kCompressions);
   s.stages = r.get<int>("stages", s.stages);

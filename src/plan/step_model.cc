@@ -71,7 +71,7 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
     p.server_link_s = transfers * max_server_share / link.bytes_per_s;
     worker_bytes = 2 * s;
     overlap = b.ps_overlap;
-    latency = 2 * link.latency_s * 2;  // push and pull, each a round trip
+    latency = 2 * link.latency_s * (b.ps_pull_behind_push ? 1 : 2);  // round trips: one, or push's then pull's
   } else if (c.workers > 1) {
     // Ring allreduce: reduce-scatter then all-gather, 2(n-1)/n of the tensor each way.
     const double wire = 2 * (n - 1) / n * s * (c.bf16 ? 0.5 : 1.0);

@@ -45,7 +45,13 @@ struct Behaviour {
   // added to its compute almost in full (docs/scaling.md): 0 fits what the code does today.
   double allreduce_overlap = 0.0;
   double ps_overlap = 0.0;         // a ps worker pushes after its step
-  bool ps_push_pull_serial = true; // a ps worker pulls after its push has been answered
+  // A ps worker's pulled values follow its pushed gradients on the link: the server answers
+  // the pull (asked right behind the push, strategy.ps_overlap) once it applied the push, so
+  // the two use the link's directions in turns, not at once.
+  bool ps_push_pull_serial = true;
+  // strategy.ps_overlap: the pull leaves behind the push, not after its reply: one round trip
+  // a step instead of two.
+  bool ps_pull_behind_push = true;
 };
 
 struct Candidate {

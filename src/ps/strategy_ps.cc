@@ -85,7 +85,7 @@ Tensor PsUpdate::pack_values(int ps, const VariableStore& vars) const {
   return flat;
 }
 
-void PsUpdate::push(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const {
+net::Message PsUpdate::push_message(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const {
   proto::Body body = request(proto::Type::push);
   body.header.step = step;
   body.header.version_seen = versions_[ps];
@@ -94,7 +94,7 @@ void PsUpdate::push(int ps, std::int64_t step, const std::vector<update::GradTen
   proto::set_lr(body.header, o_.schedule->lr(step));
   const PushPacking packing{&slices_[ps], &o_.variables, &gradient_of_[ps], o_.mode == Mode::sync, pool_.get()};
   Tensor values = pack_gradients(packing, grads, body);
-  exchange(ps, body, std::move(values));
+  return message(body, std::move(values));
 }
 
 proto::Body PsUpdate::exchange(int ps, const proto::Body& request, Tensor tensor) const {
@@ -102,9 +102,12 @@ proto::Body PsUpdate::exchange(int ps, const proto::Body& request, Tensor tensor
 }
 
 proto::Body PsUpdate::exchange(int ps, const proto::Body& request, Tensor tensor, Tensor* reply_tensor) const {
-  const proto::Type type = request.type();
   net::Message r = failover_->call(ps, message(request, std::move(tensor)));
   if (reply_tensor != nullptr) *reply_tensor = std::move(r.tensor);
+  return check_reply(ps, request.type(), r);
+}
+
+proto::Body PsUpdate::check_reply(int ps, proto::Type type, const net::Message& r) const {
   TRIB_CHECK(r.method == proto::kPsMethod, InvalidArgument, "ps {}: a {} reply with method 0x{:x}", ps,
              proto::type_name(type), r.method);
   proto::Body body = proto::decode(r.body);
@@ -116,42 +119,89 @@ proto::Body PsUpdate::exchange(int ps, const proto::Body& request, Tensor tensor
   return body;
 }
 
+std::pair<net::Message, net::RequestOptions> PsUpdate::pull_request(int ps, std::int64_t step,
+                                                                    Clock::time_point deadline) const {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  proto::Body ask = request(proto::Type::pull);
+  ask.header.step = step;
+  ask.header.wait_ms = static_cast<std::uint32_t>(std::clamp(left, std::chrono::milliseconds(0), kPullWaitSlice).count());
+  net::RequestOptions ro;
+  ro.reply_into = pull_buffers_[ps];  // received in place, no allocation per step
+  ro.timeout = std::chrono::milliseconds(ask.header.wait_ms) + kReplyMargin;
+  return {message(ask), ro};
+}
+
+std::optional<PsUpdate::Pulled> PsUpdate::take_pull(int ps, std::int64_t step, const net::Message& r,
+                                                    VariableStore& vars) {
+  const proto::Body body = check_reply(ps, proto::Type::pull, r);
+  trace("pull answered", ps, step);
+  if ((body.header.flags & proto::kFlagReady) == 0) return std::nullopt;
+  TRIB_CHECK(r.tensor.defined() && r.tensor.dtype() == DType::f32 && r.tensor.numel() == pull_buffers_[ps].numel(),
+             InvalidArgument, "ps {}: pulled values are {}, expected f32 of {} elements", ps,
+             r.tensor.defined() ? r.tensor.spec_string() : "missing", pull_buffers_[ps].numel());
+  versions_[ps] = body.header.version_seen;
+  std::int64_t off = 0;
+  for (const Slice& s : slices_[ps]) {
+    const VariableInfo& v = variable_info(o_.variables, s.variable);
+    Tensor& t = vars.get(s.variable);
+    std::memcpy(t.data<float>() + s.row_begin * v.row_elements(), r.tensor.data<float>() + off, s.elements * 4);
+    off += s.elements;
+  }
+  return Pulled{body.header.step, (body.header.flags & proto::kFlagSkipped) != 0, body.text};
+}
+
 PsUpdate::Pulled PsUpdate::pull(int ps, std::int64_t step, VariableStore& vars) {
-  const auto deadline = Clock::now() + o_.wait_timeout;
+  return pull(ps, step, vars, Clock::now() + o_.wait_timeout);
+}
+
+PsUpdate::Pulled PsUpdate::pull(int ps, std::int64_t step, VariableStore& vars, Clock::time_point deadline) {
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    proto::Body ask = request(proto::Type::pull);
-    ask.header.step = step;
-    ask.header.wait_ms = static_cast<std::uint32_t>(std::clamp(left, std::chrono::milliseconds(0), kPullWaitSlice).count());
-    net::RequestOptions ro;
-    ro.reply_into = pull_buffers_[ps];  // received in place, no allocation per step
-    ro.timeout = std::chrono::milliseconds(ask.header.wait_ms) + kReplyMargin;
-    net::Message r = failover_->call(ps, message(ask), ro);
-    proto::Body body = proto::decode(r.body);
-    TRIB_CHECK(r.method == proto::kPsMethod && body.type() == proto::Type::pull, InvalidArgument,
-               "ps {}: a pull answered by a {} message", ps, proto::type_name(body.type()));
-    if (body.header.flags & proto::kFlagRolledBack)
-      throw RolledBack(fmt::format("ps {} rolled back to generation {} (this worker is at {})", ps,
-                                   body.header.generation, generation()));
-    if (body.header.flags & proto::kFlagReady) {
-      TRIB_CHECK(r.tensor.defined() && r.tensor.dtype() == DType::f32 &&
-                     r.tensor.numel() == pull_buffers_[ps].numel(),
-                 InvalidArgument, "ps {}: pulled values are {}, expected f32 of {} elements", ps,
-                 r.tensor.defined() ? r.tensor.spec_string() : "missing", pull_buffers_[ps].numel());
-      versions_[ps] = body.header.version_seen;
-      std::int64_t off = 0;
-      for (const Slice& s : slices_[ps]) {
-        const VariableInfo& v = variable_info(o_.variables, s.variable);
-        Tensor& t = vars.get(s.variable);
-        std::memcpy(t.data<float>() + s.row_begin * v.row_elements(), r.tensor.data<float>() + off, s.elements * 4);
-        off += s.elements;
-      }
-      return Pulled{body.header.step, (body.header.flags & proto::kFlagSkipped) != 0, std::move(body.text)};
-    }
+    auto [ask, options] = pull_request(ps, step, deadline);
+    trace("pull sent", ps, step);
+    if (std::optional<Pulled> got = take_pull(ps, step, failover_->call(ps, ask, options), vars)) return *got;
     TRIB_CHECK(Clock::now() < deadline, Timeout,
                "worker {}: parameter server {} did not release step {} within {} s (a stalled worker?)",
                o_.worker_index, ps, step, o_.wait_timeout.count() / 1000);
   }
+}
+
+PsUpdate::Pulled PsUpdate::push_pull(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads,
+                                     VariableStore& vars) {
+  const net::Message pushed = push_message(ps, step, grads);
+  const auto deadline = Clock::now() + o_.wait_timeout;
+  if (o_.overlap) {
+    auto [ask, options] = pull_request(ps, step + 1, deadline);
+    std::optional<Pulled> got;
+    std::future<net::Message> pull_reply;
+    try {
+      // Both on the connection before either reply: the server takes them in this order.
+      const std::shared_ptr<net::Connection> c = o_.servers[static_cast<std::size_t>(ps)];
+      std::future<net::Message> push_reply = c->request(pushed);  // a copy: retried as is below
+      trace("push sent", ps, step);
+      pull_reply = c->request(std::move(ask), options);
+      trace("pull sent", ps, step + 1);
+      check_reply(ps, proto::Type::push, push_reply.get());
+      trace("push answered", ps, step);
+      got = take_pull(ps, step + 1, pull_reply.get(), vars);
+    } catch (const Unavailable&) {
+      // The connection was lost with both in flight: again, one after the other, where the
+      // failover sends them (a push the lost server applied and forwarded carries a sequence
+      // number its backup has seen, and applies once).
+      check_reply(ps, proto::Type::push, failover_->call(ps, pushed));
+      trace("push answered", ps, step);
+    } catch (...) {
+      // A refused or rolled-back push: its pull's reply lands in pull_buffers_[ps], which the
+      // next pull reuses; it is answered (or times out) before this worker goes on.
+      if (pull_reply.valid()) pull_reply.wait();
+      throw;
+    }
+    if (got) return *got;
+    return pull(ps, step + 1, vars, deadline);  // not allowed yet within the wait: ask again
+  }
+  trace("push sent", ps, step);
+  check_reply(ps, proto::Type::push, failover_->call(ps, pushed));
+  trace("push answered", ps, step);
+  return pull(ps, step + 1, vars, deadline);
 }
 
 PsUpdate::Pulled PsUpdate::pull_all(std::int64_t step, VariableStore& vars) {
@@ -282,11 +332,10 @@ bool PsUpdate::apply_step(std::int64_t step, std::vector<update::GradTensor>& gr
     for (const update::GradTensor& g : grads) values.push_back(g.values);
     clip_by_global_norm(values, o_.clip_norm);
   }
-  // Each server's push, then its pull for the next step, on its own thread.
+  // Each server's push and its pull for the next step, on its own thread.
   std::vector<char> skipped(o_.servers.size(), 0);
   fan_out_->run(o_.servers.size(), [&](std::size_t p) {
-    push(static_cast<int>(p), step, grads);
-    skipped[p] = pull(static_cast<int>(p), step + 1, vars).skipped;
+    skipped[p] = push_pull(static_cast<int>(p), step, grads, vars).skipped;
   });
   if (std::any_of(skipped.begin(), skipped.end(), [](char s) { return s != 0; })) {
     count_skip(step, "another worker's");  // sync: the round was skipped everywhere

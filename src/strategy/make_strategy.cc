@@ -56,6 +56,7 @@ std::unique_ptr<update::UpdateStrategy> make_ps_update(const train::UpdateInputs
   po.schedule = in.schedule;
   po.clip_norm = job.training.clip_norm;
   po.recovery = links.ps_recovery;
+  po.overlap = job.strategy.ps_overlap;
   po.log = [](const std::string& line) {
     fmt::print("{}\n", line);
     std::fflush(stdout);

@@ -37,6 +37,9 @@ struct StrategyConfig {
   // (p + 1) mod n, which takes over when p is lost (docs/fault_tolerance.md, "Hot backups").
   int ps_replicas = 0;
   std::int64_t partition_bytes = std::int64_t{1} << 20;  // ps partitioned: split variables above this
+  // ps: a step's pull is asked right behind its push, before the push is answered (false:
+  // after it, as before; the same values either way).
+  bool ps_overlap = true;
   double bucket_mb = 4.0;           // allreduce: gradient fusion size
   Compression compression = Compression::none;  // allreduce: none | bf16 | fp16
   int stages = 2;                   // pipeline: processes the model's layers are cut into

@@ -4,6 +4,10 @@
 // steps. The chief initialises the servers (or has them restore a checkpoint) and asks each
 // server to write its own checkpoint shard, so checkpoint I/O is spread over the servers.
 // Each server's push, reply and pull run concurrently with the other servers' (FanOut).
+// With `overlap` (strategy.ps_overlap, the default) a step's pull leaves right behind its
+// push, before the push is answered: the server serves a connection's requests in order, so
+// the pull still sees the push applied, and the wait for the push's reply and the pull's own
+// trip to the server go from every step.
 // With PsRecoveryOptions a lost server does not end the job: the chief restores every
 // server from its newest checkpoint, every worker rewinds to it (ps_recovery.h,
 // strategy_ps_restore.cc).
@@ -14,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +62,13 @@ struct PsUpdateOptions {
   std::function<void(const std::string&)> log;
   // Surviving a lost server; empty (the default): its loss ends this worker.
   PsRecoveryOptions recovery;
+  // strategy.ps_overlap: a step's pull is asked right behind its push (above); false: after
+  // the push's reply, as before (the same values, one turnaround more per step).
+  bool overlap = true;
+  // Tests: called as a step's requests leave and their replies come back, with what happened
+  // ("push sent", "pull sent", "push answered", "pull answered"), the server and the step
+  // the request is for. Called on the server's fan-out thread. None: nothing is called.
+  std::function<void(const char* what, int ps, std::int64_t step)> on_exchange;
 };
 
 class PsUpdate final : public update::UpdateStrategy {
@@ -76,12 +88,14 @@ class PsUpdate final : public update::UpdateStrategy {
  private:
   Tensor pack_values(int ps, const VariableStore& vars) const;
   bool apply_step(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars);
-  // Packs server `ps`'s share of the gradients and pushes it.
-  void push(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const;
+  // Server `ps`'s share of the gradients, packed into a push request.
+  net::Message push_message(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads) const;
   // Sends `request` to server `ps` and checks that the reply is a PS reply of its type.
   proto::Body exchange(int ps, const proto::Body& request, Tensor tensor = {}) const;
   // As exchange, with the reply's tensor too.
   proto::Body exchange(int ps, const proto::Body& request, Tensor tensor, Tensor* reply_tensor) const;
+  // The reply `r` to a request of `type` to server `ps`, checked and decoded.
+  proto::Body check_reply(int ps, proto::Type type, const net::Message& r) const;
   // Hands server `ps` its part of `checkpoint` over the connection (restore requests).
   void restore_server(int ps, const Checkpoint& checkpoint, std::int64_t generation = 0) const;
   // Server `ps`'s slices and slots, fetched over the connection (save requests).
@@ -94,7 +108,19 @@ class PsUpdate final : public update::UpdateStrategy {
     std::string cursor;     // a plain read: the data cursor of this worker's last applied push
   };
   Pulled pull(int ps, std::int64_t step, VariableStore& vars);
+  Pulled pull(int ps, std::int64_t step, VariableStore& vars, std::chrono::steady_clock::time_point deadline);
+  // A pull request for `step` that the server may hold until the mode allows it (at most
+  // kPullWaitSlice, and not past `deadline`).
+  std::pair<net::Message, net::RequestOptions> pull_request(int ps, std::int64_t step, std::chrono::steady_clock::time_point deadline) const;
+  // A pull's reply: the values copied into `vars`, or nullopt when the server said "not yet".
+  std::optional<Pulled> take_pull(int ps, std::int64_t step, const net::Message& r, VariableStore& vars);
   Pulled pull_all(std::int64_t step, VariableStore& vars);
+  // Pushes server `ps`'s share of step `step` and pulls its values for step + 1 (overlap:
+  // the pull asked right behind the push, on the same connection).
+  Pulled push_pull(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads, VariableStore& vars);
+  void trace(const char* what, int ps, std::int64_t step) const {
+    if (o_.on_exchange) o_.on_exchange(what, ps, step);
+  }
   // Tells every server this step's gradients were not finite (sync: and waits for the round).
   bool push_nonfinite(std::int64_t step, VariableStore& vars);
   // Counts a skipped step; throws after max_consecutive_skips in a row.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -60,8 +61,9 @@ struct ThreadCluster {
     placement_ = p;
   }
 
+  // `tweak`: changes to the worker's strategy options (ps_overlap, a trace).
   train::TrainerOptions worker(const config::JobConfig& j, int index, int workers, Mode mode, const fs::path& out,
-                               std::FILE* log) {
+                               std::FILE* log, std::function<void(PsUpdateOptions&)> tweak = {}) {
     train::TrainerOptions o{j, out, false, false, log, {}, {}};
     o.distribution.worker_index = index;
     o.distribution.workers = workers;
@@ -80,6 +82,7 @@ struct ThreadCluster {
       po.servers = conns;
       po.optimizer = in.optimizer;
       po.schedule = in.schedule;
+      if (tweak) tweak(po);
       return std::make_unique<PsUpdate>(po);
     };
     return o;
@@ -169,6 +172,98 @@ TEST(PsThreads, ClipNormGivesTheFirstUpdateThatLocalTrainingGives) {
   EXPECT_GT(std::abs(unclipped[2] - local[2]), 1e-3) << "the clip changed the first update";
   std::fclose(quiet);
   fs::remove_all(base);
+}
+
+// strategy.ps_overlap: a step's pull leaves right behind its push. The server takes a
+// connection's requests in order, so the pull still sees the push applied: the same values,
+// bit for bit, as the push-then-pull path, in every mode.
+struct OverlapRun {
+  std::map<int, std::map<std::int64_t, double>> losses;  // per worker, per step
+  std::vector<PsStats> stats;                            // per server
+  // Per worker and server: the order of "push sent", "pull sent", "push answered", ...
+  std::map<std::pair<int, int>, std::vector<std::string>> events;
+};
+
+OverlapRun run_overlap(bool overlap, int num_ps, int n, Mode mode, const std::string& name) {
+  const int b = 32, steps = 8;
+  std::FILE* quiet = std::fopen("/dev/null", "w");
+  fs::path base = temp(name + (overlap ? "_on" : "_off"));
+  ThreadCluster cluster(num_ps, n, mode, 1, "partitioned");
+  OverlapRun out;
+  std::mutex mu;
+  std::vector<std::thread> workers;
+  for (int w = 0; w < n; ++w) {
+    auto tweak = [&, w](PsUpdateOptions& po) {
+      po.overlap = overlap;
+      po.on_exchange = [&, w](const char* what, int ps, std::int64_t step) {
+        std::lock_guard lock(mu);
+        out.events[{w, ps}].push_back(fmt::format("{} {}", what, step));
+      };
+    };
+    train::TrainerOptions o = cluster.worker(job(b, steps), w, n, mode, base / "cluster", quiet, tweak);
+    o.on_step = [&, w](std::int64_t s, double loss) {
+      std::lock_guard lock(mu);
+      out.losses[w][s] = loss;
+    };
+    workers.emplace_back([o] { train::train(o); });
+  }
+  for (auto& t : workers) t.join();
+  for (const auto& s : cluster.servers) out.stats.push_back(s->stats());
+  std::fclose(quiet);
+  fs::remove_all(base);
+  return out;
+}
+
+// Where `first` happened before `second` in `events` (both present).
+bool before(const std::vector<std::string>& events, const std::string& first, const std::string& second) {
+  auto a = std::find(events.begin(), events.end(), first), b = std::find(events.begin(), events.end(), second);
+  return a != events.end() && b != events.end() && a < b;
+}
+
+TEST(PsOverlap, SyncRunEqualsThePushThenPullPathBitForBit) {
+  const OverlapRun off = run_overlap(false, 2, 2, Mode::sync, "overlap_sync");
+  const OverlapRun on = run_overlap(true, 2, 2, Mode::sync, "overlap_sync");
+  ASSERT_EQ(off.losses.size(), 2u);
+  for (const auto& [w, losses] : off.losses) {
+    ASSERT_EQ(on.losses.at(w).size(), losses.size()) << "worker " << w;
+    for (const auto& [s, loss] : losses) EXPECT_EQ(on.losses.at(w).at(s), loss) << "worker " << w << " step " << s;
+  }
+  for (std::size_t p = 0; p < off.stats.size(); ++p) {
+    EXPECT_EQ(on.stats[p].applied, off.stats[p].applied) << "ps " << p;
+    EXPECT_EQ(on.stats[p].dropped_late, off.stats[p].dropped_late) << "ps " << p;
+  }
+}
+
+// One asynchronous worker: its pull must see its own push applied, so every push is made
+// from the server's newest version (staleness 0), with overlap as without.
+TEST(PsOverlap, AsyncValuesAndStalenessAreUnchanged) {
+  const OverlapRun off = run_overlap(false, 1, 1, Mode::async, "overlap_async");
+  const OverlapRun on = run_overlap(true, 1, 1, Mode::async, "overlap_async");
+  ASSERT_FALSE(off.losses.at(0).empty());
+  EXPECT_EQ(on.losses.at(0), off.losses.at(0));
+  EXPECT_EQ(on.stats[0].staleness, off.stats[0].staleness);
+  EXPECT_EQ(on.stats[0].staleness[0], on.stats[0].applied) << "every push made from the newest values";
+}
+
+// The order of requests, from the worker's trace, not from timing: with overlap the pull for
+// step t + 1 is on the connection before the push of step t is answered; without, after.
+TEST(PsOverlap, ThePullLeavesBeforeThePushIsAnswered) {
+  for (Mode mode : {Mode::sync, Mode::async}) {
+    const OverlapRun on = run_overlap(true, 2, 2, mode, "overlap_order");
+    const OverlapRun off = run_overlap(false, 2, 2, mode, "overlap_order");
+    ASSERT_EQ(on.events.size(), 4u) << "2 workers x 2 servers";
+    for (const auto& [who, events] : on.events) {
+      int steps = 0;
+      for (std::int64_t t = 0; t < 8; ++t) {
+        const std::string push = fmt::format("push answered {}", t), pull = fmt::format("pull sent {}", t + 1);
+        if (std::find(events.begin(), events.end(), push) == events.end()) continue;
+        ++steps;
+        EXPECT_TRUE(before(events, pull, push)) << "worker " << who.first << " ps " << who.second << " step " << t;
+        EXPECT_TRUE(before(off.events.at(who), push, pull)) << "without overlap: worker " << who.first << " step " << t;
+      }
+      EXPECT_GE(steps, 7) << "worker " << who.first << " ps " << who.second;
+    }
+  }
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // Request/response behaviour that every Transport must share, run over TCP and in-process.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <latch>
+#include <mutex>
 #include <thread>
 
 #include "net_test_support.h"
@@ -92,6 +94,34 @@ TYPED_TEST(TransportTest, RequestGetsTheReplyWithBodyTensorAndPeerNames) {
   EXPECT_EQ(reply.tensor.to_vector<std::int64_t>(), t.to_vector<std::int64_t>());
   EXPECT_FALSE(reply.tensor.shares_storage(t));
   EXPECT_EQ(seen_from.rfind("worker 3 at ", 0), 0u) << seen_from;
+}
+
+// A parameter-server worker sends a step's pull right behind its push without waiting for
+// the push's reply (strategy.ps_overlap): the handler must take one connection's requests
+// one at a time, in the order they were sent, so that the pull sees the push applied.
+TYPED_TEST(TransportTest, OneConnectionsRequestsAreHandledOneAtATimeInOrder) {
+  std::mutex mu;
+  std::vector<std::uint32_t> order;
+  int running = 0, most = 0;
+  auto listener = this->serve({[&](Message m, const PeerIdentity&) {
+    {
+      std::lock_guard lock(mu);
+      most = std::max(most, ++running);
+      order.push_back(m.method);
+    }
+    std::this_thread::yield();  // room for a second handler, if the transport ran one
+    std::lock_guard lock(mu);
+    --running;
+    return m;
+  }});
+  auto conn = this->connect(*listener);
+  std::vector<std::future<Message>> replies;
+  for (std::uint32_t i = 0; i < 200; ++i)  // large and small, as pushes and pulls alternate
+    replies.push_back(conn->request(Message{i, "", Tensor::full(Shape{i % 2 == 0 ? 65536 : 1}, 1.0f)}));
+  for (auto& r : replies) r.get();
+  ASSERT_EQ(order.size(), 200u);
+  for (std::uint32_t i = 0; i < 200; ++i) ASSERT_EQ(order[i], i);
+  EXPECT_EQ(most, 1);
 }
 
 TYPED_TEST(TransportTest, ThousandTagsInFlightOnOneConnection) {

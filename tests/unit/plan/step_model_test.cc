@@ -106,6 +106,19 @@ TEST(StepModel, LatencyCountsPerRingStepAndBucket) {
   EXPECT_NEAR(with.step_s, 0.030, 1e-12);  // hidden behind backprop
 }
 
+// strategy.ps_overlap: the pull leaves right behind the push, so a step waits one round trip,
+// not the push's and then the pull's.
+TEST(StepModel, APullBehindItsPushCostsOneRoundTrip) {
+  const JobCosts costs = cnn_costs(0.030);
+  const Link link{1e15, 100e-6};
+  Behaviour after = no_cpu_cost();
+  after.ps_pull_behind_push = false;
+  Prediction behind = predict(costs, Hosts{1}, link, {Strategy::ps_async, false, 1, 1, 64}, no_cpu_cost());
+  Prediction turns = predict(costs, Hosts{1}, link, {Strategy::ps_async, false, 1, 1, 64}, after);
+  EXPECT_NEAR(behind.step_s - 0.030 - behind.worker_link_s, 2 * 100e-6, 1e-12);
+  EXPECT_NEAR(turns.step_s - behind.step_s, 2 * 100e-6, 1e-12);
+}
+
 TEST(StepModel, BadCandidatesFailNamingTheThing) {
   const JobCosts costs = cnn_costs(0.030);
   try {
