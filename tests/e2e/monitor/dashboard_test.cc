@@ -3,6 +3,7 @@
 // differ). The second screenshot is kept as a test artifact: BUILD/Testing/dashboard.png.
 #include <fstream>
 #include <future>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,22 @@ int chromium(const std::string& program, const std::string& url, const std::stri
                               what + " " + url + " > " + out.string() + " 2> " + log.string();
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Whether a TCP connection to local port `port` is established (/proc/net/tcp: local address
+// "HEX_IP:HEX_PORT", state 01).
+bool has_established_connection(int port) {
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  std::getline(in, line);  // the header
+  const std::string local_port = fmt::format(":{:04X}", port);
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (local.size() > 5 && local.ends_with(local_port) && state == "01") return true;
+  }
+  return false;
 }
 
 TEST(Dashboard, LoadsWithoutConsoleErrorsShowsEveryWorkerAndItsCurvesAdvance) {
@@ -87,7 +104,10 @@ TEST(Dashboard, LoadsWithoutConsoleErrorsShowsEveryWorkerAndItsCurvesAdvance) {
                                   "--virtual-time-budget=600000 --dump-dom " + url + " > " + last.string() +
                         " 2> /dev/null").c_str());
   });
-  wait_until({&train}, [] { return false; }, 10s);  // Chromium starts, loads the page and polls
+  // Chromium starts (slowly on a loaded machine), loads the page and polls: end the job only
+  // once a connection to the dashboard is open, or the page would find no server at all.
+  ASSERT_TRUE(wait_until({&train}, [&] { return has_established_connection(base); }, 90s)) << train.output();
+  wait_until({&train}, [] { return false; }, 2s);
   train.signal(SIGTERM);
   ASSERT_TRUE(wait_exit(train, 120s)) << train.output();
   EXPECT_EQ(train.exit_code(), 0) << train.output();
