@@ -45,22 +45,13 @@ TEST(PsChiefRelaunch, AKilledChiefIsRelaunchedInPlaceRestoresTheJobFromItsCheckp
   // The chief is killed at its report of step 60: checkpoint 40 is written by then (60 too,
   // if it got there before the kill landed).
   fs::path out = testing::fresh_path("faults", "chief_relaunch");
-  std::string pid;
-  bool killed = false;
+  std::string killed;  // its pid
   int newest_at_kill = -1;
-  TribRun r = run_trib(testing::restore_job(out), std::chrono::seconds(240), [&](const std::string& line, testing::Trib&) {
-    std::smatch m;
-    if (pid.empty() && std::regex_search(line, m, std::regex("worker0 \\(pid ([0-9]+)\\)"))) pid = m[1];
-    if (!killed && !pid.empty() && std::regex_search(line, std::regex("^\\[worker0\\] +60 +"))) {
-      ::kill(std::stoi(pid), SIGKILL);
-      killed = true;
-      newest_at_kill = testing::newest_checkpoint(out);
-    }
-  });
-  ASSERT_TRUE(killed) << r.output;
+  TribRun r = testing::run_killing(out, "worker0", std::regex("^\\[worker0\\] +60 +"), std::chrono::seconds(240), killed,
+                                   [&] { newest_at_kill = testing::newest_checkpoint(out); });
+  ASSERT_FALSE(killed.empty()) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(std::regex_search(r.output, std::regex("worker0 \\(pid " + pid +
-                                                     "\\) was killed by signal 9.*; relaunching \\(1 of 3\\)")))
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("worker0 \\(pid " + killed + "\\) was killed by signal 9.*; relaunching \\(1 of 3\\)")))
       << r.output;
   EXPECT_EQ(r.output.find("not relaunched in place"), std::string::npos) << r.output;
 

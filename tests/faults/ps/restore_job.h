@@ -2,12 +2,17 @@
 // chief_relaunch_test.cc), and the accuracy its run reports.
 #pragma once
 
+#include <signal.h>
+
 #include <filesystem>
+#include <functional>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "e2e/trib_process.h"
 
 namespace trib::testing {
 
@@ -27,6 +32,25 @@ inline double final_accuracy(const std::string& output) {
   std::smatch m;
   EXPECT_TRUE(std::regex_search(output, m, std::regex("done: test accuracy ([0-9.]+)"))) << output;
   return m.empty() ? 0 : std::stod(m[1]);
+}
+
+// Runs restore_job(out), killing process `name` ("ps1", "worker0") with SIGKILL at the first
+// line of the launcher's output that matches `at`; `killed` is then its pid ("" if it was never
+// killed), and `after_kill` runs right after the signal.
+inline TribRun run_killing(const std::filesystem::path& out, const std::string& name, const std::regex& at,
+                           std::chrono::seconds limit, std::string& killed,
+                           const std::function<void()>& after_kill = {}) {
+  std::string pid;
+  killed.clear();
+  return run_trib(restore_job(out), limit, [&](const std::string& line, Trib&) {
+    std::smatch m;
+    if (pid.empty() && std::regex_search(line, m, std::regex(name + " \\(pid ([0-9]+)\\)"))) pid = m[1];
+    if (killed.empty() && !pid.empty() && std::regex_search(line, at)) {
+      ::kill(std::stoi(pid), SIGKILL);
+      killed = pid;
+      if (after_kill) after_kill();
+    }
+  });
 }
 
 }  // namespace trib::testing

@@ -32,17 +32,9 @@ TEST(PsServerRestore, AKilledServerIsRelaunchedTheJobRollsBackToItsNewestCheckpo
   // too, or a later one, if the chief gets there before the kill lands). Async workers run
   // at their own pace: one may already have taken all its steps (it then redoes none).
   fs::path out = testing::fresh_path("faults", "ps_restore");
-  std::string pid;
-  bool killed = false;
-  TribRun r = run_trib(testing::restore_job(out), std::chrono::seconds(180), [&](const std::string& line, testing::Trib&) {
-    std::smatch m;
-    if (pid.empty() && std::regex_search(line, m, std::regex("ps1 \\(pid ([0-9]+)\\)"))) pid = m[1];
-    if (!killed && !pid.empty() && std::regex_search(line, std::regex("^\\[worker0\\] +40 +"))) {
-      ::kill(std::stoi(pid), SIGKILL);
-      killed = true;
-    }
-  });
-  ASSERT_TRUE(killed) << r.output;
+  std::string killed;  // its pid
+  TribRun r = testing::run_killing(out, "ps1", std::regex("^\\[worker0\\] +40 +"), std::chrono::seconds(180), killed);
+  ASSERT_FALSE(killed.empty()) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("ps1 \\(pid [0-9]+\\) was killed by signal 9.*; relaunching \\(1 of 3\\)")))
       << r.output;
