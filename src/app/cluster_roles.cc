@@ -320,6 +320,9 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
   o.output = m.run_dir;
   o.resume = m.resume;
   o.progress_lines = args.progress_lines;
+  // Started in place of a lost chief (a launcher said so): take the run back, not a new one.
+  o.relaunched_chief =
+      m.index == 0 && !member->store().try_get(cluster::membership_key::kChiefRelaunched).value_or("").empty();
   o.distribution.worker_index = m.index;
   o.distribution.workers = m.workers;
   // Stream jobs: workers hand their Kafka offsets to the chief through the coordinator's store.
@@ -344,6 +347,7 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
                  strategy::make_placement(job, vars).table(vars));
     }
     links.ps_recovery = ps_recovery(*member, args, job, log);
+    links.ps_recovery.chief_relaunched = o.relaunched_chief;
     for (int p = 0; p < m.ps; ++p) {
       ps_address(*member, p, std::chrono::seconds(job.cluster.join_timeout_s));
       // Dialled as a lost server is: the address is read again at each try (a server

@@ -173,7 +173,8 @@ std::string Coordinator::evict_locked(const std::string& address, const std::str
   registry_->evict(fmt::format("{}/{}", entry.role, entry.index));
   entry.registration.reset();
   const std::int64_t generation = registry_->roster().generation;
-  const bool optional = (entry.role == "worker" && entry.index != 0 && options_.workers_may_be_lost) ||
+  const bool optional = (entry.role == "worker" && options_.workers_may_be_lost &&
+                         (entry.index != 0 || options_.chief_may_be_lost)) ||
                         (entry.role == "ps" && server_may_be_lost_locked(entry.index));
   std::string failure;
   if (optional) {

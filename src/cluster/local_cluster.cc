@@ -18,6 +18,7 @@
 #include "trib/cluster/coordinator.h"
 #include "trib/core/log.h"
 #include "trib/cluster/make_registry.h"
+#include "trib/cluster/membership_keys.h"
 #include "trib/cluster/job_stop.h"
 #include "trib/net/cluster_secret.h"
 #include "trib/net/net_context.h"
@@ -173,6 +174,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
                                       .max_workers = o.max_workers,
                                       .workers_may_be_lost = o.workers_may_be_lost,
                                       .servers_may_be_lost = o.relaunch_servers,
+                                      .chief_may_be_lost = o.relaunch_chief,
                                       .registry = make_registry(o.store, o.job_name)});
   board.print(fmt::format("local cluster: coordinator at {}, {} parameter server(s), {} worker(s)",
                           coordinator.address(), o.ps, o.workers));
@@ -193,10 +195,10 @@ int run_local_cluster(const LocalClusterOptions& o) {
     sup.add(std::make_unique<ChildProcess>(fmt::format("worker{}", i), argv("worker", i), env));
   int restarts = 0;  // of workers; the only role relaunched today
   // A worker lost to a signal (kill -9, the OOM killer) is relaunched; one that exited with an
-  // error would fail again. The chief is not: it owns the run directory and the checkpoints.
+  // error would fail again. The chief only with relaunch_chief: it owns the run directory.
   auto relaunchable = [&](const ChildProcess& c) {
-    return o.relaunch_workers && c.name().starts_with("worker") && c.name() != "worker0" && c.term_signal() != 0 &&
-           restarts < o.max_restarts;
+    return o.relaunch_workers && c.name().starts_with("worker") && (c.name() != "worker0" || o.relaunch_chief) &&
+           c.term_signal() != 0 && restarts < o.max_restarts;
   };
 
   board.print(fmt::format("local cluster: started {}", sup.describe()));
@@ -211,6 +213,9 @@ int run_local_cluster(const LocalClusterOptions& o) {
   auto evicted = [&](const ChildProcess& c) {
     if (relaunchable_server(c)) return coordinator.member_lost("ps", std::stoi(c.name().substr(2)), c.describe_exit());
     if (!c.name().starts_with("worker")) return false;
+    // A chief that is not relaunched (it failed with an error, or its restarts are spent)
+    // ends the job: nobody else writes its checkpoints and report.
+    if (c.name() == "worker0" && o.relaunch_chief && !relaunchable(c)) return false;
     return coordinator.member_lost("worker", std::stoi(c.name().substr(6)), c.describe_exit());
   };
   std::optional<Clock::time_point> stop_by;  // after SIGTERM: when the grace period ends
@@ -283,6 +288,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
       board.print(fmt::format("local cluster: {} (pid {}) {}; relaunching ({} of {})", c->name(), c->pid(),
                               c->describe_exit(), restarts, o.max_restarts));
       const int index = std::stoi(c->name().substr(std::string("worker").size()));
+      if (index == 0) coordinator.store().set(membership_key::kChiefRelaunched, std::to_string(restarts));
       ChildProcess& again = sup.relaunch(c, argv("worker", index), env);
       board.print(fmt::format("local cluster: {} relaunched (pid {})", again.name(), again.pid()));
     }

@@ -117,6 +117,9 @@ DataConfig read_data(ConfigReader r) {
   if (d.format == "csv") {
     d.label_column = r.get<std::string>("label_column", "label");
     d.header = r.get<bool>("header", true);
+  } else {
+    d.cache = r.get<bool>("cache", d.cache);
+    d.cache_dir = r.get<std::string>("cache_dir", d.cache_dir);
   }
   d.num_classes = r.get<int>("num_classes", 0);
   d.scale = r.get<float>("scale", d.format == "idx" ? 1.0f / 255.0f : 1.0f);

@@ -27,12 +27,13 @@ void check_sizes(const Shape& example_shape, std::size_t features, std::size_t l
 
 }  // namespace
 
-InMemoryDataset::InMemoryDataset(Shape example_shape, bool stores_bytes,
-                                 std::vector<std::uint8_t> bytes, std::vector<float> floats,
+InMemoryDataset::InMemoryDataset(Shape example_shape, bool stores_bytes, std::shared_ptr<const void> byte_owner,
+                                 std::span<const std::uint8_t> bytes, std::vector<float> floats,
                                  std::vector<std::int32_t> labels, float byte_scale)
     : example_shape_(std::move(example_shape)),
       stores_bytes_(stores_bytes),
-      bytes_(std::move(bytes)),
+      byte_owner_(std::move(byte_owner)),
+      bytes_(bytes),
       floats_(std::move(floats)),
       labels_(std::move(labels)),
       byte_scale_(byte_scale) {}
@@ -40,14 +41,23 @@ InMemoryDataset::InMemoryDataset(Shape example_shape, bool stores_bytes,
 InMemoryDataset InMemoryDataset::from_bytes(Shape example_shape, std::vector<std::uint8_t> features,
                                             std::vector<std::int32_t> labels, float byte_scale) {
   check_sizes(example_shape, features.size(), labels.size());
-  return InMemoryDataset(std::move(example_shape), true, std::move(features), {}, std::move(labels),
+  auto owned = std::make_shared<const std::vector<std::uint8_t>>(std::move(features));
+  const std::span<const std::uint8_t> view(*owned);
+  return InMemoryDataset(std::move(example_shape), true, std::move(owned), view, {}, std::move(labels), byte_scale);
+}
+
+InMemoryDataset InMemoryDataset::from_byte_view(Shape example_shape, std::shared_ptr<const void> owner,
+                                                std::span<const std::uint8_t> features,
+                                                std::vector<std::int32_t> labels, float byte_scale) {
+  check_sizes(example_shape, features.size(), labels.size());
+  return InMemoryDataset(std::move(example_shape), true, std::move(owner), features, {}, std::move(labels),
                          byte_scale);
 }
 
 InMemoryDataset InMemoryDataset::from_floats(Shape example_shape, std::vector<float> features,
                                              std::vector<std::int32_t> labels) {
   check_sizes(example_shape, features.size(), labels.size());
-  return InMemoryDataset(std::move(example_shape), false, {}, std::move(features), std::move(labels),
+  return InMemoryDataset(std::move(example_shape), false, nullptr, {}, std::move(features), std::move(labels),
                          1.0f);
 }
 

@@ -245,7 +245,9 @@ bool PsUpdate::push_nonfinite(std::int64_t step, VariableStore& vars) {
 }
 
 std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) {
-  if (o_.worker_index == 0) {
+  if (o_.worker_index == 0 && o_.recovery.chief_relaunched) {
+    take_back(vars);  // strategy_ps_restore.cc
+  } else if (o_.worker_index == 0) {
     fan_out_->run(o_.servers.size(), [&](std::size_t p) {
       if (checkpoint != nullptr) {
         restore_server(static_cast<int>(p), *checkpoint);

@@ -20,6 +20,8 @@ namespace {
 
 // Between tries while a relaunched server is not reachable yet, or a restore not announced.
 constexpr std::chrono::milliseconds kRetryPause{100};
+// What a relaunched chief's restore names as lost (in every worker's rewind line and the report).
+constexpr const char* kChiefLost = "worker 0 (the chief)";
 
 std::chrono::milliseconds left_until(Clock::time_point deadline) {
   return std::max(std::chrono::milliseconds(1),
@@ -96,7 +98,7 @@ json PsUpdate::restore_job(const std::string& why) {
       if (o_.recovery.publish) o_.recovery.publish(kRestoreKey, notice.dump());
       if (o_.log)
         o_.log(fmt::format("worker 0: parameter server restore: {} lost; every server reloaded {} in generation {}",
-                           lost.empty() ? fmt::format("a server ({})", why) : lost,
+                           !lost.empty() ? lost : why == kChiefLost ? why : fmt::format("a server ({})", why),
                            found ? fmt::format("checkpoint {} (step {})", found->checkpoint.dir().string(),
                                                found->checkpoint.step())
                                  : std::string("the initial values (no checkpoint yet: back to step 0)"),
@@ -111,6 +113,17 @@ json PsUpdate::restore_job(const std::string& why) {
                std::chrono::duration_cast<std::chrono::seconds>(o_.recovery.timeout).count(), why);
     std::this_thread::sleep_for(kRetryPause);
   }
+}
+
+void PsUpdate::take_back(VariableStore& vars) {
+  vars_ = &vars;
+  for (int p = 0; p < o_.placement.num_ps; ++p) initial_values_.push_back(pack_values(p, vars).clone());
+  for (const std::string& name : vars.names())
+    if (std::none_of(o_.variables.begin(), o_.variables.end(), [&](const VariableInfo& v) { return v.name == name; }))
+      initial_local_[name] = vars.get(name).clone();
+  json notice = restore_job(kChiefLost);
+  restart_generation_ = std::max(restart_generation_, notice["generation"].get<std::int64_t>());
+  restores_.push_back(notice);
 }
 
 json PsUpdate::await_restore() {

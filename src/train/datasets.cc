@@ -1,7 +1,7 @@
 #include "trib/train/datasets.h"
 
 #include "trib/data/csv.h"
-#include "trib/data/idx.h"
+#include "idx_cache.h"
 
 namespace trib::train {
 
@@ -21,14 +21,12 @@ std::shared_ptr<const data::Dataset> load_split(const config::DataConfig& d,
                                                 std::int64_t subset) {
   std::shared_ptr<const data::Dataset> ds;
   if (d.format == "idx") {
-    data::IdxOptions o;
+    // Bytes stay bytes, widened with the configured scale only when batching.
+    IdxCacheOptions o;
+    o.dir = !d.cache ? "" : d.cache_dir.empty() ? default_idx_cache_dir() : d.cache_dir;
     o.num_classes = d.num_classes;
-    o.scale_to_unit = false;
-    auto loaded = data::load_idx_pair(s.images, s.labels, o);
-    // Keep bytes; widen with the configured scale only when batching.
-    ds = std::make_shared<data::InMemoryDataset>(data::InMemoryDataset::from_bytes(
-        loaded.example_shape(), {loaded.byte_features().begin(), loaded.byte_features().end()},
-        {loaded.labels().begin(), loaded.labels().end()}, d.scale));
+    o.byte_scale = d.scale;
+    ds = std::make_shared<data::InMemoryDataset>(load_idx_cached(s.images, s.labels, o));
   } else {
     data::CsvOptions o;
     o.header = d.header ? data::CsvOptions::Header::present : data::CsvOptions::Header::absent;

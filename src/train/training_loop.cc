@@ -77,15 +77,17 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
   ModelGraph graph(spec, tc.batch, true, engine);
   // Everything that can be wrong with the input is checked before the run directory is touched.
   std::optional<ValidCheckpoint> resumed;
+  const bool taken_back = chief && options.relaunched_chief;  // the run directory is the lost chief's
   if (chief && options.resume) resumed = find_resume_checkpoint(options.output, options.log);
-  if (chief && !options.resume) RunDirectory::check_new(options.output);
-  source.start({options.resume, resumed ? &resumed->checkpoint : nullptr});
+  if (taken_back && !options.resume) resumed = load_latest_valid(options.output / "checkpoints");
+  if (chief && !options.resume && !taken_back) RunDirectory::check_new(options.output);
+  source.start({options.resume || resumed.has_value(), resumed ? &resumed->checkpoint : nullptr});
   // Where this worker's data starts: a rollback to before the first checkpoint comes back here.
   const std::optional<data::DataPosition> first_position = source.position();
 
   std::optional<RunDirectory> run;
   if (chief) {
-    run.emplace(options.output, options.resume);
+    run.emplace(options.output, options.resume || taken_back);
     run->write_config(job.resolved_yaml);
   }
   const ProgressMode mode = options.progress_lines ? ProgressMode::lines
@@ -117,7 +119,10 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     if (joined->peer_cursor) source.follow(data::DataPosition::parse(*joined->peer_cursor));
     source.reshard(joined->rank, joined->workers);
   }
-  if (resumed)
+  if (taken_back)
+    progress.message(fmt::format("worker 0: relaunched in place of the lost chief; takes the run back at step {} ({})",
+                                 ctx.step, resumed ? resumed->checkpoint.dir().string() : "no checkpoint yet"));
+  else if (resumed)
     progress.message(fmt::format("resumed from {} at step {}", resumed->checkpoint.dir().string(), ctx.step));
   hooks.on_start(ctx);
   ctx.started = std::chrono::steady_clock::now();

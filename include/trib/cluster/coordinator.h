@@ -52,6 +52,9 @@ struct CoordinatorOptions {
   // A lost parameter server does not end the job either: a launcher relaunches it and the
   // chief restores the job from its newest checkpoint (trib/ps/ps_recovery.h).
   bool servers_may_be_lost = false;
+  // The chief (worker 0) is optional too: a launcher relaunches it in place, and the new
+  // process takes the run back (LocalClusterOptions::relaunch_chief). Needs workers_may_be_lost.
+  bool chief_may_be_lost = false;
   // Where membership is kept; a MemoryRegistry when null.
   std::shared_ptr<Registry> registry = nullptr;
   // How long the registry keeps a silent member (only a registry in another process, such

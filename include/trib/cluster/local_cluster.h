@@ -46,6 +46,12 @@ struct LocalClusterOptions {
   // coordinator goes on without it meanwhile (CoordinatorOptions::servers_may_be_lost), and
   // the chief restores the job from its newest checkpoint once it is back.
   bool relaunch_servers = false;
+  // The same for the chief (worker 0; counted with the other workers): the coordinator goes on
+  // without it meanwhile (CoordinatorOptions::chief_may_be_lost), and the new process, told
+  // by membership_key::kChiefRelaunched, takes the run directory back from its newest
+  // checkpoint: for a parameter-server job, every server is restored from it in a new
+  // generation and every worker rewinds (as after a server's loss).
+  bool relaunch_chief = false;
   // Printed after the failure when a process killed by a signal (lost, not failed with an
   // error) ends the job: why it is not recovered in place.
   std::string loss_note;

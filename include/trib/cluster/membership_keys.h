@@ -23,4 +23,8 @@ inline std::string lost(const std::string& role, int index) {
   return fmt::format("membership/lost/{}/{}", role, index);
 }
 
+// Set by a launcher (to the count so far) before it starts a process in place of a lost chief:
+// that process takes the run back (its newest checkpoint) instead of starting a new one.
+inline constexpr const char* kChiefRelaunched = "job/chief_relaunched";
+
 }  // namespace trib::cluster::membership_key

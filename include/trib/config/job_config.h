@@ -63,6 +63,10 @@ struct DataConfig {
   std::string assignment = "shards";
   std::int64_t train_subset = 0;  // use only the first N training examples (0: all)
   std::int64_t test_subset = 0;
+  // idx: keep a decoded copy of each image/label pair in cache_dir ("": the user's cache
+  // directory), checked against its sources before each use (src/train/idx_cache.h).
+  bool cache = true;
+  std::string cache_dir;
   // format kafka: data.kafka, data.schema, data.generator (see stream_config.h).
   KafkaDataConfig kafka;
   SchemaDataConfig schema;

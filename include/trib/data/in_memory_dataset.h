@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -18,6 +19,11 @@ class InMemoryDataset final : public Dataset {
   // byte becomes float(byte) * byte_scale (1/255 maps pixels to [0, 1]).
   static InMemoryDataset from_bytes(Shape example_shape, std::vector<std::uint8_t> features,
                                     std::vector<std::int32_t> labels, float byte_scale = 1.0f);
+  // The same over bytes held elsewhere (a mapped file), kept alive by `owner` for as long as
+  // the dataset or a copy of it lives: nothing is copied.
+  static InMemoryDataset from_byte_view(Shape example_shape, std::shared_ptr<const void> owner,
+                                        std::span<const std::uint8_t> features, std::vector<std::int32_t> labels,
+                                        float byte_scale = 1.0f);
   static InMemoryDataset from_floats(Shape example_shape, std::vector<float> features,
                                      std::vector<std::int32_t> labels);
 
@@ -33,12 +39,16 @@ class InMemoryDataset final : public Dataset {
   float byte_scale() const { return byte_scale_; }
 
  private:
-  InMemoryDataset(Shape example_shape, bool stores_bytes, std::vector<std::uint8_t> bytes,
-                  std::vector<float> floats, std::vector<std::int32_t> labels, float byte_scale);
+  InMemoryDataset(Shape example_shape, bool stores_bytes, std::shared_ptr<const void> byte_owner,
+                  std::span<const std::uint8_t> bytes, std::vector<float> floats, std::vector<std::int32_t> labels,
+                  float byte_scale);
 
   Shape example_shape_;
   bool stores_bytes_;
-  std::vector<std::uint8_t> bytes_;
+  // The bytes live in whatever byte_owner_ holds (a vector, a mapping): moving or copying the
+  // dataset never moves them, so bytes_ stays valid.
+  std::shared_ptr<const void> byte_owner_;
+  std::span<const std::uint8_t> bytes_;
   std::vector<float> floats_;
   std::vector<std::int32_t> labels_;
   float byte_scale_ = 1.0f;

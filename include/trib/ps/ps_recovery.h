@@ -42,6 +42,10 @@ struct PsRecoveryOptions {
   std::function<std::shared_ptr<net::Connection>(int ps, std::chrono::milliseconds timeout)> backup;
   // Longest wait for a relaunched server, or (not the chief) for the chief's restore.
   std::chrono::milliseconds timeout{120000};
+  // Chief: this process was started in place of a lost chief (cluster/membership_keys.h,
+  // kChiefRelaunched). It does not initialize the servers: it restores every one from the
+  // newest checkpoint in a new generation, as after a server's loss, and every worker rewinds.
+  bool chief_relaunched = false;
 
   bool enabled() const { return static_cast<bool>(reconnect); }
 };

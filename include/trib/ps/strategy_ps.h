@@ -139,6 +139,10 @@ class PsUpdate final : public update::UpdateStrategy {
   // Chief: reaches every server (a relaunched one at its new address), restores them all
   // from the newest checkpoint (or the initial values) in a new generation, announces it.
   nlohmann::json restore_job(const std::string& why);
+  // A relaunched chief's start (PsRecoveryOptions::chief_relaunched): restore_job from the
+  // newest checkpoint, or from this process's initial values (training.seed's, as the lost
+  // chief's were) when there is none yet.
+  void take_back(VariableStore& vars);
   // Not the chief: waits for the announcement of a restore newer than this worker's generation
   // and reconnects to the servers whose connection closed.
   nlohmann::json await_restore();

@@ -37,6 +37,9 @@ struct TrainerOptions {
   // This process's metrics (monitoring.port): the loop's hooks feed it (train/observed_hooks.h).
   // Null: no metrics.
   monitor::MetricsRegistry* metrics = nullptr;
+  // The chief of a running cluster job, started in place of a lost one: it takes the run
+  // directory back (its newest checkpoint, if there is one yet) instead of starting a new one.
+  bool relaunched_chief = false;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data

@@ -18,8 +18,9 @@ std::size_t count(const std::string& text, const std::string& what) {
 }
 
 // Runs the job and kills worker0, the chief, with SIGKILL once `ready` holds (checked on every line and tick).
-// The chief, because its loss ends a ps job; a lost non-chief worker is evicted and the job goes on
-// (tests/e2e/ps/stalled_worker_test.cc).
+// The chief, because its loss ends a ps job when it is not relaunched (cluster.max_restarts=0; a
+// relaunched chief is tests/faults/ps/chief_relaunch_test.cc); a lost non-chief worker is evicted
+// and the job goes on (tests/e2e/ps/stalled_worker_test.cc).
 TribRun run_and_kill_chief(const std::vector<std::string>& args, const std::function<bool(const std::string&)>& ready,
                              pid_t& killed) {
   pid_t chief = -1;
@@ -43,7 +44,8 @@ TEST(LocalClusterFailure, AKilledWorkerIsReportedOnceAndItsRunCanBeRerun) {
   pid_t killed = -1;
   // Long enough to be killed mid-run, and no checkpoint before the end.
   TribRun r = run_and_kill_chief({"train", job, "--output", out, "--set", "training.steps=1000000", "--set",
-                                    "training.eval_every=1000000", "--set", "training.checkpoint_every=1000000"},
+                                    "training.eval_every=1000000", "--set", "training.checkpoint_every=1000000",
+                                    "--set", "cluster.max_restarts=0"},
                                    [](const std::string& line) { return line.find("[worker0] run directory:") == 0; },
                                    killed);
   ASSERT_GT(killed, 0) << r.output;
@@ -71,7 +73,8 @@ TEST(LocalClusterFailure, ARunWithACheckpointIsKeptAndResumeIsNamed) {
   std::string out = (dir.path() / "run").string();
   pid_t killed = -1;
   TribRun r = run_and_kill_chief({"train", job, "--output", out, "--set", "training.steps=1000000", "--set",
-                                    "training.eval_every=1000000", "--set", "training.checkpoint_every=10"},
+                                    "training.eval_every=1000000", "--set", "training.checkpoint_every=10", "--set",
+                                    "cluster.max_restarts=0"},
                                    [&](const std::string&) { return newest_checkpoint(out) >= 0; }, killed);
   ASSERT_GT(killed, 0) << r.output;
   EXPECT_EQ(r.exit_code, 1) << r.output;

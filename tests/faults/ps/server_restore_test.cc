@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "e2e/trib_process.h"
+#include "faults/ps/restore_job.h"
 
 namespace trib {
 namespace {
@@ -19,26 +20,11 @@ namespace fs = std::filesystem;
 using testing::run_trib;
 using testing::TribRun;
 
-const std::string kPs = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml";
-
-// 2 servers, 3 async workers, 8 epochs of a 24,000-example subset (62 steps an epoch, 496 in
-// all); the chief evaluates on 2,000 test examples and checkpoints every 20 steps.
-std::vector<std::string> job(const fs::path& out) {
-  return {"train", kPs, "--output", out.string(), "--set", "threads.intra=1", "--set",
-          "training.train_metrics=false", "--set", "data.train_subset=24000", "--set", "data.test_subset=2000",
-          "--set", "training.epochs=8", "--set", "cluster.ps=2", "--set", "cluster.workers=3", "--set",
-          "training.eval_every=20", "--set", "training.checkpoint_every=20"};
-}
-
-double final_accuracy(const std::string& output) {
-  std::smatch m;
-  EXPECT_TRUE(std::regex_search(output, m, std::regex("done: test accuracy ([0-9.]+)"))) << output;
-  return m.empty() ? 0 : std::stod(m[1]);
-}
+using testing::final_accuracy;
 
 TEST(PsServerRestore, AKilledServerIsRelaunchedTheJobRollsBackToItsNewestCheckpointAndFinishes) {
   fs::path clean_out = testing::fresh_path("faults", "ps_restore_clean");
-  TribRun clean = run_trib(job(clean_out), std::chrono::seconds(180));
+  TribRun clean = run_trib(testing::restore_job(clean_out), std::chrono::seconds(180));
   ASSERT_EQ(clean.exit_code, 0) << clean.output;
   const double fault_free = final_accuracy(clean.output);
 
@@ -46,17 +32,9 @@ TEST(PsServerRestore, AKilledServerIsRelaunchedTheJobRollsBackToItsNewestCheckpo
   // too, or a later one, if the chief gets there before the kill lands). Async workers run
   // at their own pace: one may already have taken all its steps (it then redoes none).
   fs::path out = testing::fresh_path("faults", "ps_restore");
-  std::string pid;
-  bool killed = false;
-  TribRun r = run_trib(job(out), std::chrono::seconds(180), [&](const std::string& line, testing::Trib&) {
-    std::smatch m;
-    if (pid.empty() && std::regex_search(line, m, std::regex("ps1 \\(pid ([0-9]+)\\)"))) pid = m[1];
-    if (!killed && !pid.empty() && std::regex_search(line, std::regex("^\\[worker0\\] +40 +"))) {
-      ::kill(std::stoi(pid), SIGKILL);
-      killed = true;
-    }
-  });
-  ASSERT_TRUE(killed) << r.output;
+  std::string killed;  // its pid
+  TribRun r = testing::run_killing(out, "ps1", std::regex("^\\[worker0\\] +40 +"), std::chrono::seconds(180), killed);
+  ASSERT_FALSE(killed.empty()) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("ps1 \\(pid [0-9]+\\) was killed by signal 9.*; relaunching \\(1 of 3\\)")))
       << r.output;
