@@ -55,9 +55,10 @@ Tensor gradient(float v) {
 // before handle() returns, as BackupLink's does.
 struct Pair {
   explicit Pair(Mode mode, int workers = 2) : primary(options(mode, workers)), backup(options(mode, workers)) {
-    primary.set_forward([this](const net::Message& frame) {
+    primary.set_forward([this](const net::Message& frame, std::int64_t&) {
       ++frames;
-      backup.handle(frame, net::PeerIdentity{"ps", 0, "primary"});
+      // A refusal (the backup took over) fences the primary, as BackupLink does.
+      return !replica::decode_refusal(backup.handle(frame, net::PeerIdentity{"ps", 0, "primary"}).body);
     });
     primary.handle(Request(proto::Type::init).message(Tensor::zeros(DType::f32, Shape{6})), kChief);
   }
@@ -133,10 +134,13 @@ TEST(PsReplica, TheBackupTakesOverWithNoRollbackAndAppliesARetriedPushOnce) {
   Request read(proto::Type::pull, 0, 3);
   net::Message pulled = p.backup.handle(read.message(), worker_at(0, "a:2"));
   EXPECT_NE(proto::decode(pulled.body).header.flags & proto::kFlagReady, 0);
-  // A former primary still forwarding (cut off, not dead) is refused from now on.
+  // A former primary still forwarding (cut off, not dead) is refused from now on, told the
+  // shard's new epoch, and applies nothing.
   replica::Frame late{replica::Kind::lost, 1, 9, "", ""};
-  EXPECT_THROW(p.backup.handle(net::Message{replica::kReplicaMethod, replica::encode(late), Tensor()}, kChief),
-               InvalidArgument);
+  net::Message refused =
+      p.backup.handle(net::Message{replica::kReplicaMethod, replica::encode(late), Tensor()}, kChief);
+  EXPECT_EQ(replica::decode_refusal(refused.body), std::optional<std::int64_t>(1));
+  EXPECT_EQ(p.backup.server().stats().workers_lost, 0u);
 }
 
 TEST(PsReplica, APushRetriedWithoutAnyForwardIsAppliedOnTheBackup) {
