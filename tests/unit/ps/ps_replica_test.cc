@@ -11,6 +11,7 @@
 
 #include "ps/replica_wire.h"
 #include "ps_request.h"
+#include "replica_fixtures.h"
 #include "trib/optim/optimizer_config.h"
 #include "trib/ps/ps_backup.h"
 #include "trib/ps/ps_server.h"
@@ -20,36 +21,11 @@ namespace {
 
 using testing::Request;
 
-std::vector<VariableInfo> vars() { return {{"w", Shape{4}}, {"b", Shape{2}}}; }
-
-PsServerOptions options(Mode mode, int workers = 2) {
-  return PsServerOptions{0, workers, mode, 2, 0, vars(), place(vars(), 1, PlacementStrategy::greedy, 1 << 20),
-                         make_optimizer({.name = "adam"})};
-}
-
-const net::PeerIdentity kChief{"worker", 0, "10.0.0.1:100"};
-net::PeerIdentity worker_at(int w, const std::string& address) { return {"worker", w, address}; }
-
-// Every tensor a checkpoint of `s` would hold (values and optimizer slots), by name, as bytes.
-std::map<std::string, std::string> state(PsServer& s) {
-  std::map<std::string, std::string> out;
-  for (std::int64_t part = 0, parts = 1; part < parts; ++part) {
-    Request r(proto::Type::save);
-    r.text = nlohmann::json{{"part", part}}.dump();
-    net::Message m = s.handle(r.message(), kChief);
-    nlohmann::json j = nlohmann::json::parse(proto::decode(m.body).text);
-    parts = j["parts"].get<std::int64_t>();
-    // Raw bytes: values are f32, some slots (Adam's step) i64; bit-for-bit either way.
-    out[j["name"]] = std::string(static_cast<const char*>(m.tensor.raw_data()), m.tensor.nbytes());
-  }
-  return out;
-}
-
-Tensor gradient(float v) {
-  Tensor t = Tensor::full(Shape{6}, v);
-  t.data<float>()[5] = -v;  // not all equal: slots and values move apart per element
-  return t;
-}
+using testing::gradient;
+using testing::kChief;
+using testing::options;
+using testing::state;
+using testing::worker_at;
 
 // A primary whose forward hook feeds its backup directly, counting frames; the hook runs
 // before handle() returns, as BackupLink's does.
