@@ -98,7 +98,7 @@ std::unique_ptr<PsReplicaRole> start_ps_replica(cluster::Member& member, ps::PsS
         if (e.role == "worker") backup->worker_joined(e.index, e.incarnation);
     });
     if (s.log)
-      s.log(fmt::format("ps {}: holds {}the backup of ps {} at {}", s.index, s.relaunched ? "a new " : "", shard,
+      s.log(fmt::format("ps {}: holds the {}backup of ps {} at {}", s.index, s.relaunched ? "new " : "", shard,
                         address));
   }
   if (!s.relaunched) {
