@@ -44,7 +44,8 @@ void PsBackup::take_over_locked(const net::PeerIdentity& from) {
 
 net::Message PsBackup::apply_frame(const net::Message& m) {
   std::lock_guard lock(takeover_mu_);
-  const replica::Frame f = replica::decode(m.body);
+  std::string_view body;  // a view: a snapshot's state is large
+  const replica::Frame f = replica::decode_head(m.body, body);
   const net::Message ack{replica::kReplicaMethod, std::string(), Tensor()};
   if (acting_.load()) {
     // This backup holds the shard now: its former primary was replaced.
@@ -54,7 +55,7 @@ net::Message PsBackup::apply_frame(const net::Message& m) {
     // A primary in an older epoch than the copy held (replaced, but not told yet) is refused.
     if (copied_.load() && f.number < server_.epoch())
       return net::Message{replica::kReplicaMethod, replica::encode_refusal(server_.epoch()), Tensor()};
-    server_.load_state(f.body);
+    server_.load_state(body);
     copied_.store(true);
     if (log_)
       log_(fmt::format("ps {}'s backup: holds a copy of the shard (epoch {}, {} updates applied); it takes over if "
@@ -69,7 +70,7 @@ net::Message PsBackup::apply_frame(const net::Message& m) {
   const net::PeerIdentity origin{"worker", f.worker, f.address};
   switch (f.kind) {
     case replica::Kind::request: {
-      net::Message reply = server_.handle(net::Message{proto::kPsMethod, f.body, m.tensor}, origin);
+      net::Message reply = server_.handle(net::Message{proto::kPsMethod, std::string(body), m.tensor}, origin);
       (void)reply;  // the primary answered the worker; the backup only follows
       break;
     }

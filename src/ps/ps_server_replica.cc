@@ -68,8 +68,8 @@ bool PsServer::send_state(const std::function<bool(const net::Message&)>& send) 
   replica::Frame f;
   f.kind = replica::Kind::snapshot;
   f.number = epoch_;
-  f.body = encode_state_locked();
-  return send(net::Message{replica::kReplicaMethod, replica::encode(f), Tensor()});
+  // The state is written after the frame's fixed part, in place (one copy of a large shard).
+  return send(net::Message{replica::kReplicaMethod, encode_state_locked(replica::encode(f)), Tensor()});
 }
 
 void PsServer::take_over() {

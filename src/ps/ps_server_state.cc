@@ -3,6 +3,7 @@
 // backups"): values, optimizer slots, the open round, every worker's clock, roster entry,
 // data cursor and last push and claim number, the chunk dispenser and the counters. Whatever
 // a takeover needs, since the backup continues from it with the frames that follow.
+#include <cstring>
 #include <type_traits>
 
 #include "ps/chunk_dispenser.h"
@@ -39,6 +40,19 @@ Tensor get_tensor(state_io::Reader& in, const char* field) {
   Tensor t = Tensor::empty(static_cast<DType>(dtype), shape);
   if (!bytes.empty()) std::memcpy(t.raw_data(), bytes.data(), bytes.size());
   return t;
+}
+
+// Into `into` (no allocation: a shard's values are large): a tensor of its dtype and size.
+void read_into(state_io::Reader& in, Tensor& into, const char* field) {
+  const auto dtype = in.get<std::uint8_t>(field);
+  std::int64_t numel = 1;
+  for (std::uint64_t i = 0, rank = in.get_count(field, sizeof(std::int64_t)); i < rank; ++i)
+    numel *= in.get<std::int64_t>(field);
+  const std::string_view bytes = in.get_bytes(field);
+  TRIB_CHECK(dtype == static_cast<std::uint8_t>(into.dtype()) && numel == into.numel() && bytes.size() == into.nbytes(),
+             InvalidArgument, "server state: {} of {} elements ({} bytes), expected {}", field, numel, bytes.size(),
+             into.spec_string());
+  std::memcpy(into.raw_data(), bytes.data(), bytes.size());
 }
 
 }  // namespace
@@ -104,8 +118,11 @@ void ChunkDispenser::load(state_io::Reader& in) {
   }
 }
 
-std::string PsServer::encode_state_locked() const {
-  state_io::Writer out;
+std::string PsServer::encode_state_locked(std::string prefix) const {
+  std::size_t tensors = values_.nbytes() + accumulator_.nbytes();
+  for (const auto& [var, slot] : slots_.keys()) tensors += slots_.get(var, slot).nbytes();
+  // The tensors, and room for the per-worker fields and the slots' names.
+  state_io::Writer out(std::move(prefix), tensors + (64u << 10) + 256 * static_cast<std::size_t>(o_.workers));
   out.put(kStateMagic);
   out.put(epoch_);
   out.put<std::uint8_t>(initialized_ ? 1 : 0);
@@ -174,14 +191,8 @@ void PsServer::load_state(std::string_view bytes) {
              dispenser_ ? "hands out data" : "does not");
   if (dispenser_) dispenser_->load(in);
   stats_ = in.get<PsStats>("stats");
-  Tensor values = get_tensor(in, "values");
-  Tensor accumulator = get_tensor(in, "accumulator");
-  TRIB_CHECK(values.dtype() == DType::f32 && values.numel() == flat_elements_ && accumulator.dtype() == DType::f32 &&
-                 accumulator.numel() == flat_elements_,
-             InvalidArgument, "ps {}: a server state of {} values, expected f32 of {} elements", o_.index,
-             values.spec_string(), flat_elements_);
-  values_.copy_from(values.reshape(values_.shape()));
-  accumulator_.copy_from(accumulator.reshape(accumulator_.shape()));
+  read_into(in, values_, "values");
+  read_into(in, accumulator_, "accumulator");
   slots_.clear();
   for (std::uint64_t i = 0, count = in.get_count("slots", 24); i < count; ++i) {
     const std::string var = in.get_string("slot variable");

@@ -52,6 +52,13 @@ std::string encode(const Frame& f) {
 }
 
 Frame decode(std::string_view bytes) {
+  std::string_view body;
+  Frame f = decode_head(bytes, body);
+  f.body.assign(body);
+  return f;
+}
+
+Frame decode_head(std::string_view bytes, std::string_view& body) {
   TRIB_CHECK(bytes.size() >= kFixedBytes, InvalidArgument, "replica frame of {} bytes, expected at least {}",
              bytes.size(), kFixedBytes);
   Frame f;
@@ -67,9 +74,9 @@ Frame decode(std::string_view bytes) {
              "replica frame: an address of {} bytes (at most {}, and {} present)", length, kMaxAddressBytes,
              bytes.size() - kFixedBytes);
   f.address.assign(bytes.substr(kFixedBytes, length));
-  f.body.assign(bytes.substr(kFixedBytes + length));
-  TRIB_CHECK(f.kind == Kind::request || f.kind == Kind::snapshot || f.body.empty(), InvalidArgument,
-             "replica frame of kind {} carries {} bytes of body", kind, f.body.size());
+  body = bytes.substr(kFixedBytes + length);
+  TRIB_CHECK(f.kind == Kind::request || f.kind == Kind::snapshot || body.empty(), InvalidArgument,
+             "replica frame of kind {} carries {} bytes of body", kind, body.size());
   return f;
 }
 

@@ -53,5 +53,8 @@ std::optional<std::int64_t> decode_refusal(std::string_view answer);
 std::string encode(const Frame& frame);
 // Throws InvalidArgument naming the field for bytes that are not a well-formed frame.
 Frame decode(std::string_view bytes);
+// As decode, but the body is not copied: `body` views the rest of `bytes` (a snapshot's state
+// is large), and the returned frame's body is empty.
+Frame decode_head(std::string_view bytes, std::string_view& body);
 
 }  // namespace trib::ps::replica

@@ -18,6 +18,9 @@ namespace trib::ps::state_io {
 
 class Writer {
  public:
+  // Appends to `out` (a frame's fixed part, say), with room for `reserve` bytes in all: large
+  // states are written once, without regrowing.
+  explicit Writer(std::string out = {}, std::size_t reserve = 0) : out_(std::move(out)) { out_.reserve(reserve); }
   template <typename T>
   void put(T v) {
     static_assert(std::is_trivially_copyable_v<T>);

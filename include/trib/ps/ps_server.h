@@ -201,8 +201,9 @@ class PsServer {
   // Under mu_: a push with a sequence number this server applied already (retried after a
   // failover); records a new one.
   bool duplicate_locked(const proto::Header& header);
-  // Under mu_: everything a backup needs to continue from here (src/ps/ps_server_state.cc).
-  std::string encode_state_locked() const;
+  // Under mu_: everything a backup needs to continue from here (src/ps/ps_server_state.cc),
+  // appended to `out`.
+  std::string encode_state_locked(std::string out) const;
   // Under mu_: a worker request that must not be served: its generation is older than the last
   // rollback, or this server holds no state yet (relaunched; pulls of step -1 wait instead).
   bool behind_locked(const proto::Header& header) const;

@@ -17,13 +17,8 @@
 namespace trib::ps {
 namespace {
 
-using testing::Request;
-
-using testing::gradient;
-using testing::kChief;
-using testing::options;
-using testing::state;
-using testing::worker_at;
+// Request, options, state, gradient, kChief, worker_at (replica_fixtures.h).
+using namespace trib::ps::testing;
 
 net::Message push(PsServer& s, int w, std::int64_t step, float g, std::uint32_t seq, const std::string& address) {
   Request r(proto::Type::push, w, step);
