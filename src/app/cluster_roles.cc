@@ -243,10 +243,14 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   // Before the membership reaches the server: its events are forwarded, and the backups of
   // the other servers must be listening by then.
   std::unique_ptr<PsReplicaRole> replica;
+  // A server of this index served before (this process was relaunched): its shard is served by
+  // the backup that took it over, so it becomes a backup (app/ps_replica_role.h).
+  const bool relaunched_backup =
+      job.strategy.ps_replicas > 0 && member->store().try_get(fmt::format("ps/{}/address", m.index)).has_value();
   if (job.strategy.ps_replicas > 0)
     replica = start_ps_replica(
         *member, server,
-        {m.index, m.ps, options_for,
+        {m.index, m.ps, relaunched_backup, options_for,
          [&args, &log](const net::NetOptions& o) { return transport_for("ps", args, o, log); }, net_options(job), bind_host(args, job),
          [&args, &job](const std::string& bound) { return published_address(bind_host(args, job), args, bound); },
          std::chrono::seconds(std::max(60, job.cluster.join_timeout_s)),
@@ -279,13 +283,25 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
     add_generation(monitor->registry, *member);
   }
   std::string address = published_address(bind, args, listener->address());
-  member->store().set(fmt::format("ps/{}/address", m.index), address);
+  if (relaunched_backup)
+    log.info("ps {} relaunched: its shard is served by the backup that took it over; this server holds backups only",
+             m.index);
+  else
+    member->store().set(fmt::format("ps/{}/address", m.index), address);
   log.info("ps {} serving at {} ({} mode)", m.index, address, config::to_string(job.strategy.mode));
   // SIGTERM (preemption): the job checkpoints, which needs this server, and then stops; so
   // ask for that and go on serving until the coordinator says the job is over, or the grace
   // period has passed.
   std::optional<std::chrono::steady_clock::time_point> leave_by;
   while (!member->wait_for_shutdown(200ms)) {
+    if (server.fenced() || (replica && replica->fenced())) {
+      // Cut off while its backup took over: it acknowledges nothing more, and a relaunch
+      // brings it back as a backup (docs/fault_tolerance/parameter_servers.md, "Hot backups").
+      fmt::print(stderr, "trib: error: ps {} was replaced by the backup of its shard while it was cut off; exiting "
+                 "(status {}) to come back as a backup\n", m.index, kReplacedExitStatus);
+      std::fflush(nullptr);
+      std::_Exit(kReplacedExitStatus);
+    }
     if (args.terminate == nullptr || !args.terminate->received()) continue;
     if (!leave_by) {
       leave_by = std::chrono::steady_clock::now() + std::chrono::seconds(job.cluster.preemption_grace_s);
@@ -300,6 +316,7 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
     }
   }
   monitor.reset();  // it reads the member and the server
+  if (replica && replica->attach) replica->attach->stop();  // it reads the store
   member->leave();
   member.reset();  // no roster may reach the server once it is gone
   return 0;

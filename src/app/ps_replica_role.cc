@@ -19,13 +19,15 @@ namespace {
 // Dials the address published under `key`, read again at each try, until `timeout`.
 std::shared_ptr<net::Connection> dial_published(cluster::Member& member, net::Transport& transport,
                                                 const std::string& key, std::chrono::milliseconds timeout,
-                                                const std::string& what) {
+                                                const std::string& what, std::string* dialled = nullptr) {
   const auto until = std::chrono::steady_clock::now() + timeout;
   std::string last_error = "no address published";
   for (;;) {
     if (std::optional<std::string> address = member.store().try_get(key)) {
       try {
-        return transport.connect(*address);
+        std::shared_ptr<net::Connection> c = transport.connect(*address);
+        if (dialled != nullptr) *dialled = *address;
+        return c;
       } catch (const Error& e) {
         last_error = fmt::format("{}: {}", *address, e.what());
       }
@@ -38,46 +40,87 @@ std::shared_ptr<net::Connection> dial_published(cluster::Member& member, net::Tr
 
 }  // namespace
 
+bool claim_shard_epoch(cluster::Member& member, int shard, std::int64_t epoch) {
+  return member.store().add(fmt::format("ps/{}/epoch/{}", shard, epoch), 1) == 1;
+}
+
+bool PsReplicaRole::fenced() const {
+  if (link && link->fenced()) return true;
+  for (const auto& o : onward)
+    if (o->fenced()) return true;
+  return false;
+}
+
+PsReplicaRole::~PsReplicaRole() {
+  if (attach) attach->stop();  // before the servers and links it reaches
+}
+
 std::unique_ptr<PsReplicaRole> start_ps_replica(cluster::Member& member, ps::PsServer& server,
                                                 const PsReplicaSetup& s) {
   auto role = std::make_unique<PsReplicaRole>();
-  const int shard = (s.index + s.servers - 1) % s.servers;
-  role->backup = std::make_unique<ps::PsBackup>(s.options_for(shard));
-  role->backup->set_log(s.log);
-  ps::PsBackup* backup = role->backup.get();
-  // Its own transport: frames are a request plus the frame's fixed part and an address, and
-  // the shard it backs may be larger than this server's own.
-  net::NetOptions serving = s.net;
-  serving.max_frame_bytes = std::min(
-      serving.max_frame_bytes,
-      backup->server().max_request_bytes() + ps::replica::kFixedBytes + ps::replica::kMaxAddressBytes);
-  net::Handlers h;
-  h.on_request = [backup](net::Message m, const net::PeerIdentity& from) { return backup->handle(std::move(m), from); };
-  h.on_close = [backup](const net::PeerIdentity& peer, std::string_view) { backup->connection_closed(peer); };
-  role->listener = s.transport(serving)->listen(net::format_host_port(s.bind, 0), std::move(h));
-  const std::string address = s.published(role->listener->address());
-  member.store().set(ps_backup_key(shard), address);
-  member.subscribe([backup](const cluster::RosterView& roster) {
-    for (const cluster::LostEntry& l : roster.lost)
-      if (l.role == "worker") backup->worker_lost(l.index, l.generation);
-    for (const cluster::RosterEntry& e : roster.members)
-      if (e.role == "worker") backup->worker_joined(e.index, e.incarnation);
-  });
-  if (s.log) s.log(fmt::format("ps {}: holds the backup of ps {} at {}", s.index, shard, address));
-
-  // This server's own shard goes to its backup on server index + 1.
-  std::shared_ptr<net::Transport> out = s.transport(s.net);
-  const std::string key = ps_backup_key(s.index);
-  const auto timeout = s.dial_timeout;
-  const int index = s.index;
   cluster::Member* m = &member;
-  role->link = std::make_shared<ps::BackupLink>(
-      s.index,
-      [m, out, key, timeout, index] {
-        return dial_published(*m, *out, key, timeout, fmt::format("the backup of ps {}", index));
-      },
-      s.log);
-  server.set_forward([link = role->link](const net::Message& frame) { link->forward(frame); });
+  std::shared_ptr<net::Transport> out = s.transport(s.net);
+  role->attach = std::make_unique<BackupAttach>(member, out, ps_backup_key);
+  std::vector<int> shards{(s.index + s.servers - 1) % s.servers};
+  if (s.relaunched) shards.push_back(s.index);
+  for (const int shard : shards) {
+    role->backups.push_back(std::make_unique<ps::PsBackup>(s.options_for(shard), s.relaunched));
+    ps::PsBackup* backup = role->backups.back().get();
+    backup->set_log(s.log);
+    backup->set_claim([m, shard](std::int64_t epoch) { return claim_shard_epoch(*m, shard, epoch); });
+    // Its own transport: frames are a request plus the frame's fixed part and an address, and
+    // the shard it backs may be larger than this server's own. A late backup's first frame is
+    // the whole state: values, the round's sum and the optimizer's slots (room for four).
+    net::NetOptions serving = s.net;
+    const std::uint64_t request = backup->server().max_request_bytes();
+    serving.max_frame_bytes = std::min(serving.max_frame_bytes, 6 * request + ps::replica::kFixedBytes +
+                                                                    ps::replica::kMaxAddressBytes + (16u << 20));
+    net::Handlers h;
+    h.on_request = [backup](net::Message msg, const net::PeerIdentity& from) {
+      return backup->handle(std::move(msg), from);
+    };
+    h.on_close = [backup](const net::PeerIdentity& peer, std::string_view) { backup->connection_closed(peer); };
+    role->listeners.push_back(s.transport(serving)->listen(net::format_host_port(s.bind, 0), std::move(h)));
+    const std::string address = s.published(role->listeners.back()->address());
+    // Once it takes the shard over, its changes go to a backup of its own, which a relaunched
+    // server provides (attach); workers and relaunched ones find it at the shard's address.
+    auto onward = std::make_shared<ps::BackupLink>(shard, ps::BackupLink::Dial(), s.log);
+    onward->set_claim([m, shard](std::int64_t epoch) { return claim_shard_epoch(*m, shard, epoch); });
+    backup->set_forward([onward](const net::Message& frame, std::int64_t& epoch) { return onward->forward(frame, epoch); });
+    backup->set_taken_over([m, shard, address] { m->store().set(fmt::format("ps/{}/address", shard), address); });
+    role->onward.push_back(onward);
+    role->attach->add({shard, &backup->server(), onward, [backup] { return backup->acting(); }, address});
+    member.store().set(ps_backup_key(shard), address);
+    member.subscribe([backup](const cluster::RosterView& roster) {
+      for (const cluster::LostEntry& l : roster.lost)
+        if (l.role == "worker") backup->worker_lost(l.index, l.generation);
+      for (const cluster::RosterEntry& e : roster.members)
+        if (e.role == "worker") backup->worker_joined(e.index, e.incarnation);
+    });
+    if (s.log)
+      s.log(fmt::format("ps {}: holds the {}backup of ps {} at {}", s.index, s.relaunched ? "new " : "", shard,
+                        address));
+  }
+  if (!s.relaunched) {
+    // This server's own shard goes to its backup on server index + 1.
+    const std::string key = ps_backup_key(s.index);
+    const auto timeout = s.dial_timeout;
+    const int index = s.index;
+    role->link = std::make_shared<ps::BackupLink>(
+        s.index,
+        [m, out, key, timeout, index] {
+          std::string address;
+          auto c = dial_published(*m, *out, key, timeout, fmt::format("the backup of ps {}", index), &address);
+          return ps::BackupLink::Dialled{std::move(c), std::move(address)};
+        },
+        s.log);
+    role->link->set_claim([m, index](std::int64_t epoch) { return claim_shard_epoch(*m, index, epoch); });
+    server.set_forward([link = role->link](const net::Message& frame, std::int64_t& epoch) {
+      return link->forward(frame, epoch);
+    });
+    role->attach->add({s.index, &server, role->link, [] { return true; }, std::string()});
+  }
+  role->attach->start();
   return role;
 }
 
@@ -108,19 +151,20 @@ std::function<std::string(const std::string&)> replicated_claims(
   struct State {
     std::shared_ptr<net::Connection> server;
     std::uint32_t seq = 0;
-    bool failed_over = false;
   };
   auto state = std::make_shared<State>(State{std::move(server0)});
   return [state, backup, worker, generation](const std::string& request) {
     const std::uint32_t seq = ++state->seq;
-    try {
-      return ps::claim_data(*state->server, worker, generation, request, seq);
-    } catch (const Unavailable&) {
-      if (state->failed_over) throw;
-      state->server = backup(0, std::chrono::seconds(30));
-      state->failed_over = true;
+    // As ShardFailover: the shard may move on more than once (src/ps/shard_failover.h).
+    for (int moves = 0;; ++moves) {
+      try {
+        return ps::claim_data(*state->server, worker, generation, request, seq);
+      } catch (const Unavailable&) {
+        if (moves == 2) throw;
+        state->server->close();
+        state->server = backup(0, std::chrono::seconds(30));
+      }
     }
-    return ps::claim_data(*state->server, worker, generation, request, seq);
   };
 }
 

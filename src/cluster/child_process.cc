@@ -105,6 +105,8 @@ std::optional<int> ChildProcess::poll_exit() {
 
 bool ChildProcess::succeeded() const { return status_ && WIFEXITED(*status_) && WEXITSTATUS(*status_) == 0; }
 
+int ChildProcess::exit_status() const { return status_ && WIFEXITED(*status_) ? WEXITSTATUS(*status_) : -1; }
+
 int ChildProcess::term_signal() const { return status_ && WIFSIGNALED(*status_) ? WTERMSIG(*status_) : 0; }
 
 std::string ChildProcess::describe_exit() const {

@@ -37,6 +37,8 @@ class ChildProcess {
   bool succeeded() const;
   // The signal that ended the child (kill -9: 9); 0 while it runs or when it exited.
   int term_signal() const;
+  // The status it exited with; -1 while it runs or when a signal ended it.
+  int exit_status() const;
 
   void signal(int sig);
 

@@ -205,7 +205,10 @@ int run_local_cluster(const LocalClusterOptions& o) {
   int server_restarts = 0;
   // A server killed by a signal, likewise: the chief restores the job once it is back.
   auto relaunchable_server = [&](const ChildProcess& c) {
-    return o.relaunch_servers && c.name().starts_with("ps") && c.term_signal() != 0 &&
+    // With backups, also one that stopped because it was replaced while cut off (SIGSTOP, a
+    // partition): fenced (75), or told it is no longer a member (3). It comes back as a backup.
+    const bool replaced = o.server_backups && (c.exit_status() == 75 || c.exit_status() == 3);
+    return o.relaunch_servers && c.name().starts_with("ps") && (c.term_signal() != 0 || replaced) &&
            server_restarts < o.max_restarts;
   };
   // A worker process that ended is a lost member: the coordinator evicts it (if its

@@ -20,6 +20,11 @@
 
 namespace trib::ps {
 
+namespace state_io {
+class Writer;
+class Reader;
+}  // namespace state_io
+
 // The same on every worker: what the split and the job make of it.
 struct ChunkPlan {
   std::int64_t batches_per_epoch = 0;  // whole batches of the split
@@ -56,6 +61,9 @@ class ChunkDispenser {
   std::int64_t applied_batches() const { return applied_; }
   std::int64_t total_batches() const { return plan_.total_batches; }
   std::int64_t returned_batches() const { return returned_total_; }
+  // Everything, copied to a new backup (src/ps/ps_server_state.cc).
+  void save(state_io::Writer& out) const;
+  void load(state_io::Reader& in);
 
  private:
   using Key = std::pair<std::int64_t, std::int64_t>;  // (epoch, index)

@@ -5,7 +5,8 @@
 
 namespace trib::ps {
 
-PsBackup::PsBackup(PsServerOptions options) : shard_(options.index), server_(std::move(options)) {}
+PsBackup::PsBackup(PsServerOptions options, bool copy_first)
+    : shard_(options.index), server_(std::move(options)), copied_(!copy_first) {}
 
 void PsBackup::set_log(std::function<void(const std::string&)> log) {
   log_ = log;
@@ -14,26 +15,62 @@ void PsBackup::set_log(std::function<void(const std::string&)> log) {
 
 net::Message PsBackup::handle(net::Message m, const net::PeerIdentity& from) {
   if (m.method == replica::kReplicaMethod) return apply_frame(m);
-  if (!acting_.exchange(true)) {
-    server_.take_over();
-    if (log_)
-      log_(fmt::format("ps {}'s backup: {} came here (its connection to ps {} closed); taking over the shard with "
-                       "no rollback",
-                       shard_, from.to_string(), shard_));
+  if (!acting_.load()) {
+    std::lock_guard lock(takeover_mu_);
+    if (!acting_.load()) take_over_locked(from);
   }
   return server_.handle(std::move(m), from);
 }
 
+void PsBackup::take_over_locked(const net::PeerIdentity& from) {
+  TRIB_CHECK(copied_.load(), Unavailable,
+             "ps {}'s backup joined late and holds no copy of the shard yet: it cannot take the shard over", shard_);
+  const std::int64_t next = server_.epoch() + 1;
+  TRIB_CHECK(!claim_ || claim_(next), Unavailable,
+             "ps {}'s backup cannot take the shard over: its primary went on without it (epoch {} is taken)", shard_,
+             next);
+  server_.set_epoch(next);
+  // No request of this server runs yet (each waits at the gate above), so the hook is set
+  // before any change could use it.
+  if (forward_) server_.set_forward(forward_);
+  server_.take_over();
+  acting_.store(true);
+  if (log_)
+    log_(fmt::format("ps {}'s backup: {} came here (its connection to ps {} closed); taking over the shard with "
+                     "no rollback (epoch {})",
+                     shard_, from.to_string(), shard_, next));
+  if (taken_over_) taken_over_();
+}
+
 net::Message PsBackup::apply_frame(const net::Message& m) {
-  TRIB_CHECK(!acting_.load(), InvalidArgument,
-             "ps {}'s backup took over the shard: forwards from its former primary are refused", shard_);
-  const replica::Frame f = replica::decode(m.body);
+  std::lock_guard lock(takeover_mu_);
+  std::string_view body;  // a view: a snapshot's state is large
+  const replica::Frame f = replica::decode_head(m.body, body);
+  const net::Message ack{replica::kReplicaMethod, std::string(), Tensor()};
+  if (acting_.load()) {
+    // This backup holds the shard now: its former primary was replaced.
+    return net::Message{replica::kReplicaMethod, replica::encode_refusal(server_.epoch()), Tensor()};
+  }
+  if (f.kind == replica::Kind::snapshot) {
+    // A primary in an older epoch than the copy held (replaced, but not told yet) is refused.
+    if (copied_.load() && f.number < server_.epoch())
+      return net::Message{replica::kReplicaMethod, replica::encode_refusal(server_.epoch()), Tensor()};
+    server_.load_state(body);
+    copied_.store(true);
+    if (log_)
+      log_(fmt::format("ps {}'s backup: holds a copy of the shard (epoch {}, {} updates applied); it takes over if "
+                       "the shard's primary is lost",
+                       shard_, f.number, server_.stats().applied));
+    return ack;
+  }
+  TRIB_CHECK(copied_.load(), InvalidArgument, "ps {}'s backup: a frame of kind {} before the shard's copy", shard_,
+             static_cast<int>(f.kind));
   // The worker's connection on the primary stands for it here: the roster sees the same
   // connections come and go as the primary's did.
   const net::PeerIdentity origin{"worker", f.worker, f.address};
   switch (f.kind) {
     case replica::Kind::request: {
-      net::Message reply = server_.handle(net::Message{proto::kPsMethod, f.body, m.tensor}, origin);
+      net::Message reply = server_.handle(net::Message{proto::kPsMethod, std::string(body), m.tensor}, origin);
       (void)reply;  // the primary answered the worker; the backup only follows
       break;
     }
@@ -41,8 +78,9 @@ net::Message PsBackup::apply_frame(const net::Message& m) {
     case replica::Kind::closed: server_.connection_closed(origin); break;
     case replica::Kind::lost: server_.worker_lost(f.worker, f.number); break;
     case replica::Kind::joined: server_.worker_joined(f.worker, f.number); break;
+    case replica::Kind::snapshot: break;  // handled above
   }
-  return net::Message{replica::kReplicaMethod, std::string(), Tensor()};
+  return ack;
 }
 
 void PsBackup::connection_closed(const net::PeerIdentity& peer) {

@@ -132,7 +132,10 @@ net::Message PsServer::handle(net::Message m, const net::PeerIdentity& from) {
     proto::Body body = proto::decode(m.body);
     TRIB_CHECK((body.header.flags & proto::kFlagReply) == 0, InvalidArgument, "a {} reply sent as a request",
                proto::type_name(body.type()));
-    return dispatch(m, body, from);
+    check_not_fenced();
+    net::Message answer = dispatch(m, body, from);
+    check_not_fenced();  // this request found out: the worker retries it at the new primary
+    return answer;
   } catch (const InvalidArgument& e) {
     // The transport sends this back as the reply; the server goes on serving.
     {
@@ -141,6 +144,11 @@ net::Message PsServer::handle(net::Message m, const net::PeerIdentity& from) {
     }
     throw InvalidArgument(fmt::format("ps {} refused a request from {}: {}", o_.index, from.to_string(), e.what()));
   }
+}
+
+void PsServer::check_not_fenced() const {
+  TRIB_CHECK(!fenced_.load(), Unavailable,
+             "ps {} was replaced: its backup took the shard over while it was cut off, so it serves no more", o_.index);
 }
 
 net::Message PsServer::dispatch(const net::Message& m, const proto::Body& body, const net::PeerIdentity& from) {

@@ -19,7 +19,17 @@ void PsServer::forward_locked(std::uint8_t kind, int worker, std::int64_t number
   f.number = number;
   f.address = address.substr(0, replica::kMaxAddressBytes);
   if (request != nullptr) f.body = request->body;
-  forward_(net::Message{replica::kReplicaMethod, replica::encode(f), request != nullptr ? request->tensor : Tensor()});
+  if (fenced_.load()) return;
+  const net::Message frame{replica::kReplicaMethod, replica::encode(f), request != nullptr ? request->tensor : Tensor()};
+  if (!forward_(frame, epoch_)) {
+    // handle() answers the request Unavailable; membership events need no answer.
+    fenced_.store(true);
+    if (log_)
+      log_(fmt::format("ps {}: its backup took the shard over (this server was cut off); it is fenced: it applies and "
+                       "answers nothing more",
+                       o_.index));
+    return;
+  }
   stats_.forwarded++;
 }
 
@@ -41,6 +51,25 @@ bool PsServer::duplicate_locked(const proto::Header& h) {
 
 void PsServer::note_forwarded(int worker, const std::string& address) {
   note_worker(worker, proto::Type::pull, net::PeerIdentity{"worker", worker, address});
+}
+
+std::int64_t PsServer::epoch() const {
+  std::lock_guard lock(mu_);
+  return epoch_;
+}
+
+void PsServer::set_epoch(std::int64_t epoch) {
+  std::lock_guard lock(mu_);
+  epoch_ = epoch;
+}
+
+bool PsServer::send_state(const std::function<bool(const net::Message&)>& send) {
+  std::lock_guard lock(mu_);
+  replica::Frame f;
+  f.kind = replica::Kind::snapshot;
+  f.number = epoch_;
+  // The state is written after the frame's fixed part, in place (one copy of a large shard).
+  return send(net::Message{replica::kReplicaMethod, encode_state_locked(replica::encode(f)), Tensor()});
 }
 
 void PsServer::take_over() {

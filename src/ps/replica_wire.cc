@@ -24,6 +24,20 @@ T get(std::string_view bytes, std::size_t at) {
 
 }  // namespace
 
+std::string encode_refusal(std::int64_t epoch) {
+  std::string out;
+  put<std::uint8_t>(out, kRefusedReplaced);
+  put<std::int64_t>(out, epoch);
+  return out;
+}
+
+std::optional<std::int64_t> decode_refusal(std::string_view answer) {
+  if (answer.empty()) return std::nullopt;
+  TRIB_CHECK(answer.size() == kRefusalBytes && get<std::uint8_t>(answer, 0) == kRefusedReplaced, InvalidArgument,
+             "a backup's answer of {} bytes is neither an acknowledgement nor a refusal", answer.size());
+  return get<std::int64_t>(answer, 1);
+}
+
 std::string encode(const Frame& f) {
   std::string out;
   out.reserve(kFixedBytes + f.address.size() + f.body.size());
@@ -38,6 +52,13 @@ std::string encode(const Frame& f) {
 }
 
 Frame decode(std::string_view bytes) {
+  std::string_view body;
+  Frame f = decode_head(bytes, body);
+  f.body.assign(body);
+  return f;
+}
+
+Frame decode_head(std::string_view bytes, std::string_view& body) {
   TRIB_CHECK(bytes.size() >= kFixedBytes, InvalidArgument, "replica frame of {} bytes, expected at least {}",
              bytes.size(), kFixedBytes);
   Frame f;
@@ -53,9 +74,9 @@ Frame decode(std::string_view bytes) {
              "replica frame: an address of {} bytes (at most {}, and {} present)", length, kMaxAddressBytes,
              bytes.size() - kFixedBytes);
   f.address.assign(bytes.substr(kFixedBytes, length));
-  f.body.assign(bytes.substr(kFixedBytes + length));
-  TRIB_CHECK(f.kind == Kind::request || f.body.empty(), InvalidArgument,
-             "replica frame of kind {} carries {} bytes of body", kind, f.body.size());
+  body = bytes.substr(kFixedBytes + length);
+  TRIB_CHECK(f.kind == Kind::request || f.kind == Kind::snapshot || body.empty(), InvalidArgument,
+             "replica frame of kind {} carries {} bytes of body", kind, body.size());
   return f;
 }
 

@@ -9,6 +9,7 @@ namespace trib::ps {
 namespace {
 // Longest a worker tries to reach a backup: its server is up (it is not the lost one).
 constexpr std::chrono::milliseconds kDialTimeout{30000};
+constexpr int kMaxMoves = 2;
 }  // namespace
 
 ShardFailover::ShardFailover(std::vector<std::shared_ptr<net::Connection>>* servers, Dial backup, int worker,
@@ -22,17 +23,23 @@ ShardFailover::ShardFailover(std::vector<std::shared_ptr<net::Connection>>* serv
 
 net::Message ShardFailover::call(int ps, const net::Message& m, const net::RequestOptions& options) {
   const auto p = static_cast<std::size_t>(ps);
-  try {
-    return (*servers_)[p]->call(m, options);
-  } catch (const Unavailable& e) {
-    if (!backup_ || failed_over_[p]) throw;
-    (*servers_)[p] = backup_(ps, kDialTimeout);
-    failed_over_[p] = 1;
-    if (log_)
-      log_(fmt::format("worker {}: parameter server {} lost ({}); its backup takes over, no rollback", worker_, ps,
-                       e.what()));
+  // A shard may move more than once (its acting primary lost in turn, once a relaunched
+  // server holds a copy); each failure of this request moves it on at most this often.
+  for (int moves = 0;; ++moves) {
+    try {
+      return (*servers_)[p]->call(m, options);
+    } catch (const Unavailable& e) {
+      if (!backup_ || moves == kMaxMoves) throw;
+      // Closed first: a fenced primary's connection is still open, and the backup's dial
+      // reuses an open connection.
+      (*servers_)[p]->close();
+      (*servers_)[p] = backup_(ps, kDialTimeout);
+      failed_over_[p] = 1;
+      if (log_)
+        log_(fmt::format("worker {}: parameter server {} lost ({}); its backup takes over, no rollback", worker_, ps,
+                         e.what()));
+    }
   }
-  return (*servers_)[p]->call(m, options);
 }
 
 int ShardFailover::failovers() const {

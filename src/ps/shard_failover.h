@@ -3,8 +3,10 @@
 // which has applied everything the primary acknowledged and takes over. The request that
 // found the primary gone is sent to the backup as it was: a push the primary applied and
 // forwarded before dying carries the sequence number the backup has already seen, and is
-// answered without being applied twice. A shard fails over once; a lost backup is a lost
-// server (PsUpdate's restore, if enabled).
+// answered without being applied twice. A shard fails over again when its acting primary is
+// lost in turn (a relaunched server holds the new copy, published under the same key), or
+// answers Unavailable because it was fenced (replaced while cut off). A lost backup that
+// holds no copy is a lost server (PsUpdate's restore, if enabled).
 #pragma once
 
 #include <chrono>
@@ -26,7 +28,7 @@ class ShardFailover {
   ShardFailover(std::vector<std::shared_ptr<net::Connection>>* servers, Dial backup, int worker,
                 std::function<void(const std::string&)> log);
 
-  // servers[ps]->call(m, options), failing over to the backup once if the primary is lost.
+  // servers[ps]->call(m, options), failing over to the shard's backup if its server is lost.
   // Calls for different servers may run concurrently; one server's are not.
   net::Message call(int ps, const net::Message& m, const net::RequestOptions& options = {});
   // The next push sequence number for server `ps` (from 1).

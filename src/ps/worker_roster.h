@@ -12,6 +12,11 @@
 
 namespace trib::ps {
 
+namespace state_io {
+class Writer;
+class Reader;
+}  // namespace state_io
+
 class WorkerRoster {
  public:
   // `present` workers at the start, of `capacity` indices.
@@ -50,6 +55,10 @@ class WorkerRoster {
   // How many workers a round waits for: active and not pending.
   int counted() const;
   int size() const { return static_cast<int>(done_.size()); }
+  // The whole roster, copied to a new backup (src/ps/ps_server_state.cc); load throws
+  // InvalidArgument for a roster of another size.
+  void save(state_io::Writer& out) const;
+  void load(state_io::Reader& in);
 
  private:
   std::vector<bool> done_, lost_, pending_, vacant_;

@@ -38,6 +38,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <cstdint>
@@ -45,6 +46,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trib/checkpoint/safetensors.h"
@@ -130,8 +132,26 @@ class PsServer {
   void set_log(std::function<void(const std::string&)> log) { log_ = std::move(log); }
   // strategy.ps_replicas: where this server's state changes go (a replica frame,
   // src/ps/replica_wire.h, as a message). Called under the server's lock, before the change
-  // is acknowledged; the hook handles its own failures. Set before serving.
-  void set_forward(std::function<void(const net::Message&)> forward) { forward_ = std::move(forward); }
+  // is acknowledged; the hook handles its own failures, and returns false when this server
+  // was replaced (its backup took the shard over: it is fenced). A fenced server answers the
+  // request that found out, and every later one, with Unavailable (the worker goes to the
+  // shard's new primary) and applies nothing more. Set before serving.
+  // `epoch`: the shard's, which the hook moves on when the primary goes on without a backup.
+  using Forward = std::function<bool(const net::Message& frame, std::int64_t& epoch)>;
+  void set_forward(Forward forward) { forward_ = std::move(forward); }
+  bool fenced() const { return fenced_.load(); }
+  // The shard's epoch (docs/fault_tolerance/parameter_servers.md, "Hot backups"): moved on by
+  // a takeover, or by a primary that goes on without its backup; copied with the state.
+  std::int64_t epoch() const;
+  void set_epoch(std::int64_t epoch);
+  // A new backup joins (a relaunched server): under the lock that applies every change, the
+  // whole state goes to `send` as one replica frame (kind snapshot), so the backup starts
+  // from exactly what the frames that follow build on. Training pauses while `send` runs.
+  // Returns what `send` returned (false: the backup was not reached, nothing changed).
+  bool send_state(const std::function<bool(const net::Message&)>& send);
+  // A backup: replaces its whole state with a snapshot frame's body (send_state). Throws
+  // InvalidArgument naming the field for bytes that do not fit this server's shard.
+  void load_state(std::string_view bytes);
   // A backup becomes its shard's acting primary: workers now come on their own connections,
   // so the connections it knew them by (the primary's) are forgotten, without counting
   // anyone as relaunched.
@@ -152,6 +172,8 @@ class PsServer {
   void worker_joined(int worker, std::int64_t incarnation);
 
  private:
+  // Throws Unavailable once this server is fenced (set_forward).
+  void check_not_fenced() const;
   net::Message dispatch(const net::Message& m, const proto::Body& body, const net::PeerIdentity& from);
   // `origin`: the address of the connection the request came on (forwarded with it).
   net::Message init(const net::Message& m, const proto::Body& body, const std::string& origin);
@@ -179,6 +201,9 @@ class PsServer {
   // Under mu_: a push with a sequence number this server applied already (retried after a
   // failover); records a new one.
   bool duplicate_locked(const proto::Header& header);
+  // Under mu_: everything a backup needs to continue from here (src/ps/ps_server_state.cc),
+  // appended to `out`.
+  std::string encode_state_locked(std::string out) const;
   // Under mu_: a worker request that must not be served: its generation is older than the last
   // rollback, or this server holds no state yet (relaunched; pulls of step -1 wait instead).
   bool behind_locked(const proto::Header& header) const;
@@ -208,7 +233,9 @@ class PsServer {
 
   PsServerOptions o_;
   std::function<void(const std::string&)> log_;
-  std::function<void(const net::Message&)> forward_;
+  Forward forward_;
+  std::atomic<bool> fenced_{false};
+  std::int64_t epoch_ = 0;  // the shard's (under mu_)
   std::vector<Slice> slices_;
   std::int64_t flat_elements_ = 0;
   mutable std::mutex mu_;

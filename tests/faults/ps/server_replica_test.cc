@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "e2e/trib_process.h"
+#include "replica_job.h"
 
 namespace trib {
 namespace {
@@ -18,31 +19,7 @@ namespace fs = std::filesystem;
 using testing::run_trib;
 using testing::TribRun;
 
-const std::string kPs = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml";
-
-// 2 servers with a backup each, 2 async workers, 4 epochs of a 16,000-example subset (62
-// steps an epoch per worker).
-std::vector<std::string> job(const fs::path& out) {
-  return {"train", kPs, "--output", out.string(), "--set", "threads.intra=1", "--set",
-          "training.train_metrics=false", "--set", "data.train_subset=16000", "--set", "data.test_subset=2000",
-          "--set", "training.epochs=4", "--set", "cluster.ps=2", "--set", "cluster.workers=2", "--set",
-          "strategy.ps_replicas=1", "--set", "training.eval_every=50", "--set", "training.checkpoint_every=50"};
-}
-
-double final_accuracy(const std::string& output) {
-  std::smatch m;
-  EXPECT_TRUE(std::regex_search(output, m, std::regex("done: test accuracy ([0-9.]+)"))) << output;
-  return m.empty() ? 0 : std::stod(m[1]);
-}
-
-// Updates applied by server p, from the chief's end report.
-long updates(const std::string& output, int p) {
-  std::smatch m;
-  EXPECT_TRUE(std::regex_search(output, m, std::regex(fmt::format("ps {}: [0-9.]+ MB in, [0-9.]+ MB out, [0-9]+ "
-                                                                  "requests, ([0-9]+) updates", p))))
-      << output;
-  return m.empty() ? -1 : std::stol(m[1]);
-}
+using namespace testing::replica_job;
 
 TEST(PsServerReplica, AKilledServersBackupTakesOverWithNoRollbackAndNoLostUpdate) {
   fs::path clean_out = testing::fresh_path("faults", "ps_replica_clean");

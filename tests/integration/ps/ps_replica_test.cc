@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "ps/ps_wire.h"
+#include "trib/cluster/store.h"
 #include "trib/config/job_config.h"
 #include "trib/net/inproc_transport.h"
 #include "trib/net/net_context.h"
@@ -84,16 +85,26 @@ class ReplicaCluster {
       h.on_close = [s](const net::PeerIdentity& peer, std::string_view) { s->connection_closed(peer); };
       listeners_.push_back(transport("ps", i)->listen(address(i), std::move(h)));
       auto b = backups_[i];
+      b->set_claim([store = store_, i](std::int64_t e) { return claim(*store, i, e); });
+      // Once it takes over, its changes go to a new backup (relaunch() attaches one).
+      auto onward = std::make_shared<BackupLink>(i, BackupLink::Dial(), nullptr);
+      onward->set_claim([store = store_, i](std::int64_t e) { return claim(*store, i, e); });
+      onward_.push_back(onward);
+      b->set_forward([onward, dead = dead_[(i + 1) % kServers]](const net::Message& frame, std::int64_t& epoch) {
+        return dead->load() || onward->forward(frame, epoch);
+      });
       net::Handlers hb;
       hb.on_request = [b](net::Message m, const net::PeerIdentity& f) { return b->handle(std::move(m), f); };
       hb.on_close = [b](const net::PeerIdentity& peer, std::string_view) { b->connection_closed(peer); };
       backup_listeners_.push_back(transport("ps", (i + 1) % kServers)->listen(backup_address(i), std::move(hb)));
       auto out = transport("ps", i);
-      auto link = std::make_shared<BackupLink>(i, [out, i] { return out->connect(backup_address(i)); }, nullptr);
+      auto link = std::make_shared<BackupLink>(
+          i, [out, i] { return BackupLink::Dialled{out->connect(backup_address(i)), backup_address(i)}; }, nullptr);
+      link->set_claim([store = store_, i](std::int64_t e) { return claim(*store, i, e); });
       links_.push_back(link);
       // A killed server forwards nothing more (its process is gone).
-      s->set_forward([link, dead = dead_[i]](const net::Message& frame) {
-        if (!dead->load()) link->forward(frame);
+      s->set_forward([link, dead = dead_[i]](const net::Message& frame, std::int64_t& epoch) {
+        return dead->load() || link->forward(frame, epoch);
       });
     }
   }
@@ -104,6 +115,34 @@ class ReplicaCluster {
     listeners_[i].reset();
     backup_listeners_[(i + kServers - 1) % kServers].reset();
   }
+
+  // Server i comes back (relaunched, after kill(i)) as the new backup of both shards: each
+  // shard's server now (a primary that went on alone, or a backup that took over) sends it a
+  // copy of its state while training goes on, and workers that lose that server find it.
+  void relaunch(int i) {
+    for (int shard = 0; shard < kServers; ++shard) {
+      auto late = std::make_shared<PsBackup>(options(shard), /*copy_first=*/true);
+      late->set_claim([store = store_, shard](std::int64_t e) { return claim(*store, shard, e); });
+      late_.push_back(late);
+      const std::string at = "new-backup-of-ps" + std::to_string(shard) + ":1";
+      net::Handlers h;
+      h.on_request = [late](net::Message m, const net::PeerIdentity& f) { return late->handle(std::move(m), f); };
+      h.on_close = [late](const net::PeerIdentity& peer, std::string_view) { late->connection_closed(peer); };
+      late_listeners_.push_back(transport("ps", i)->listen(at, std::move(h)));
+      // The shard's server now: primary `shard` if alive, else the backup that took it over.
+      const bool primary_alive = !dead_[shard]->load();
+      PsServer& from = primary_alive ? *primaries_[shard] : backups_[shard]->server();
+      BackupLink& link = primary_alive ? *links_[shard] : *onward_[shard];
+      auto c = transport("ps", (shard + 1) % kServers)->connect(at);
+      EXPECT_TRUE(from.send_state([&](const net::Message& m) { return link.attach({c, at}, m); }));
+      std::lock_guard lock(*backup_mu_);
+      (*backup_at_)[shard] = at;
+    }
+  }
+  PsBackup& late_backup(int shard) { return *late_[static_cast<std::size_t>(shard)]; }
+
+  // Worker `w` is cut off from server `i` (which stays alive and reachable by the others).
+  void cut(int w, int i) { worker_conns_[w][i]->close(); }
 
   // Server i fails the save request for `part` (and is dead from then on).
   void kill_at_save_part(int i, std::int64_t part) {
@@ -121,8 +160,16 @@ class ReplicaCluster {
     std::vector<std::shared_ptr<net::Connection>> conns;
     auto t = transport("worker", index);
     for (int p = 0; p < kServers; ++p) conns.push_back(t->connect(address(p)));
+    worker_conns_[index] = conns;
     PsRecoveryOptions r;  // no restore: only the backups
-    r.backup = [t](int p, std::chrono::milliseconds) { return t->connect(backup_address(p)); };
+    r.backup = [t, mu = backup_mu_, at = backup_at_](int p, std::chrono::milliseconds) {
+      std::string address;
+      {
+        std::lock_guard lock(*mu);
+        address = at->count(p) ? at->at(p) : backup_address(p);
+      }
+      return t->connect(address);
+    };
     const int workers = workers_;
     const Mode mode = mode_;
     const Placement placement = placement_;
@@ -150,6 +197,9 @@ class ReplicaCluster {
     return nlohmann::json::parse(b.text).value("part", std::int64_t{-1}) == kill_part_;
   }
 
+  static bool claim(cluster::Store& store, int shard, std::int64_t epoch) {
+    return store.add("ps/" + std::to_string(shard) + "/epoch/" + std::to_string(epoch), 1) == 1;
+  }
   static std::string address(int i) { return "ps" + std::to_string(i) + ":1"; }
   static std::string backup_address(int shard) { return "backup-of-ps" + std::to_string(shard) + ":1"; }
 
@@ -173,7 +223,13 @@ class ReplicaCluster {
   std::vector<std::shared_ptr<PsServer>> primaries_;
   std::vector<std::shared_ptr<PsBackup>> backups_;
   std::vector<std::shared_ptr<std::atomic<bool>>> dead_;
-  std::vector<std::shared_ptr<BackupLink>> links_;
+  std::vector<std::shared_ptr<BackupLink>> links_, onward_;
+  std::vector<std::shared_ptr<PsBackup>> late_;
+  std::vector<std::unique_ptr<net::Listener>> late_listeners_;
+  std::shared_ptr<cluster::MemoryStore> store_ = std::make_shared<cluster::MemoryStore>();  // the shards' epochs
+  std::shared_ptr<std::mutex> backup_mu_ = std::make_shared<std::mutex>();
+  std::shared_ptr<std::map<int, std::string>> backup_at_ = std::make_shared<std::map<int, std::string>>();
+  std::map<int, std::vector<std::shared_ptr<net::Connection>>> worker_conns_;
   std::vector<std::unique_ptr<net::Listener>> listeners_, backup_listeners_;
   std::vector<std::shared_ptr<net::Transport>> transports_;
 };
@@ -189,27 +245,34 @@ struct Outcome {
   std::vector<train::RunSummary> summaries;
 };
 
-// `workers` workers for `steps`; server 1 is killed once the chief applied step `kill_at`
-// (never when it is negative), from the chief's own thread.
-Outcome run(ReplicaCluster& cluster, int workers, std::int64_t steps, std::int64_t kill_at, const fs::path& out,
-            std::int64_t checkpoint_every = 1000) {
+// `workers` workers for `steps`; `at_step` runs on the chief's thread after each step it
+// applied (the faults: kill, relaunch, cut).
+Outcome run_with(ReplicaCluster& cluster, int workers, std::int64_t steps,
+                 const std::function<void(std::int64_t)>& at_step, const fs::path& out,
+                 std::int64_t checkpoint_every = 1000) {
   std::FILE* quiet = std::fopen("/dev/null", "w");
   Outcome o;
   o.summaries.resize(workers);
-  std::atomic<bool> killed{false};
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) {
     train::TrainerOptions t = cluster.worker(job(steps, checkpoint_every), w, out / std::to_string(w), quiet);
     if (w == 0)
       t.on_step = [&](std::int64_t s, double) {
         o.chief_steps.push_back(s);
-        if (s == kill_at && !killed.exchange(true)) cluster.kill(1);
+        at_step(s);
       };
     threads.emplace_back([&o, t, w] { o.summaries[w] = train::train(t); });
   }
   for (auto& t : threads) t.join();
   std::fclose(quiet);
   return o;
+}
+
+// Server 1 is killed once the chief applied step `kill_at` (never when it is negative).
+Outcome run(ReplicaCluster& cluster, int workers, std::int64_t steps, std::int64_t kill_at, const fs::path& out,
+            std::int64_t checkpoint_every = 1000) {
+  return run_with(
+      cluster, workers, steps, [&](std::int64_t s) { if (s == kill_at) cluster.kill(1); }, out, checkpoint_every);
 }
 
 TEST(PsReplicaFailover, ASyncJobLosingAServerEndsWithTheValuesOfARunWithoutTheLoss) {
@@ -267,6 +330,59 @@ TEST(PsReplicaFailover, AsyncWorkersLosingAServerApplyEveryPushExactlyOnce) {
   EXPECT_TRUE(cluster.backup(1).acting());
   // Shard 0's backup lived on the killed server: shard 0 went on without one.
   EXPECT_FALSE(cluster.backup(0).acting());
+  fs::remove_all(out);
+}
+
+TEST(PsReplicaFailover, ARelaunchedServerBecomesTheNewBackupAndASecondLossCostsNoStep) {
+  // Server 1 is lost at step 10 (shard 1 goes to its backup on server 0, shard 0 on without
+  // one), comes back at step 15 as the new backup of both shards (copied while training goes
+  // on), and server 0, which by then serves both shards, is lost at step 25: both shards go
+  // to the relaunched server. One sync worker: deterministic, so the values must be those of
+  // a run without any loss, bit for bit.
+  const fs::path out = temp("second_loss");
+  ReplicaCluster clean(1, Mode::sync);
+  run(clean, 1, 40, -1, out / "clean");
+  ReplicaCluster faulty(1, Mode::sync);
+  Outcome o = run_with(
+      faulty, 1, 40,
+      [&](std::int64_t s) {
+        if (s == 10) faulty.kill(1);
+        if (s == 15) faulty.relaunch(1);
+        if (s == 25) faulty.kill(0);
+      },
+      out / "faulty");
+  EXPECT_EQ(o.summaries[0].steps, 40);
+  ASSERT_EQ(o.chief_steps.size(), 40u);
+  for (std::int64_t s = 0; s < 40; ++s) EXPECT_EQ(o.chief_steps[s], s + 1) << "no step redone";
+  for (int shard = 0; shard < 2; ++shard) {
+    PsBackup& now = faulty.late_backup(shard);
+    EXPECT_TRUE(now.acting()) << "shard " << shard;
+    EXPECT_EQ(now.server().stats().applied, 40u) << "shard " << shard;
+    // Shard 0: its primary went on alone (epoch 1), then the relaunched backup took over (2);
+    // shard 1: taken over twice.
+    EXPECT_EQ(now.server().epoch(), 2) << "shard " << shard;
+    EXPECT_EQ(state(now.server()), state(clean.primary(shard))) << "shard " << shard;
+  }
+  fs::remove_all(out);
+}
+
+TEST(PsReplicaFailover, APrimaryCutOffFromOneWorkerIsFencedAndNoPushIsLostOrAppliedTwice) {
+  // At step 15 worker 0 loses its connection to server 1, which stays alive and still serves
+  // worker 1: worker 0 goes to the backup, which takes the shard over. Worker 1's next push
+  // to server 1 is refused by the backup, so server 1 acknowledges nothing more (fenced) and
+  // worker 1 follows to the backup. Every push lands exactly once on shard 1's new primary.
+  const fs::path out = temp("fenced");
+  ReplicaCluster cluster(2, Mode::async);
+  Outcome o = run_with(
+      cluster, 2, 40, [&](std::int64_t s) { if (s == 15) cluster.cut(0, 1); }, out);
+  for (const train::RunSummary& s : o.summaries) EXPECT_EQ(s.steps, 40);
+  ASSERT_EQ(o.chief_steps.size(), 40u) << "no step redone";
+  EXPECT_TRUE(cluster.backup(1).acting());
+  EXPECT_EQ(cluster.backup(1).server().epoch(), 1);
+  EXPECT_TRUE(cluster.primary(1).fenced());
+  EXPECT_EQ(cluster.backup(1).server().stats().applied, 80u);
+  EXPECT_EQ(cluster.primary(0).stats().applied, 80u);
+  EXPECT_FALSE(cluster.primary(0).fenced());
   fs::remove_all(out);
 }
 

@@ -11,6 +11,7 @@
 
 #include "ps/replica_wire.h"
 #include "ps_request.h"
+#include "replica_fixtures.h"
 #include "trib/optim/optimizer_config.h"
 #include "trib/ps/ps_backup.h"
 #include "trib/ps/ps_server.h"
@@ -20,44 +21,20 @@ namespace {
 
 using testing::Request;
 
-std::vector<VariableInfo> vars() { return {{"w", Shape{4}}, {"b", Shape{2}}}; }
-
-PsServerOptions options(Mode mode, int workers = 2) {
-  return PsServerOptions{0, workers, mode, 2, 0, vars(), place(vars(), 1, PlacementStrategy::greedy, 1 << 20),
-                         make_optimizer({.name = "adam"})};
-}
-
-const net::PeerIdentity kChief{"worker", 0, "10.0.0.1:100"};
-net::PeerIdentity worker_at(int w, const std::string& address) { return {"worker", w, address}; }
-
-// Every tensor a checkpoint of `s` would hold (values and optimizer slots), by name, as bytes.
-std::map<std::string, std::string> state(PsServer& s) {
-  std::map<std::string, std::string> out;
-  for (std::int64_t part = 0, parts = 1; part < parts; ++part) {
-    Request r(proto::Type::save);
-    r.text = nlohmann::json{{"part", part}}.dump();
-    net::Message m = s.handle(r.message(), kChief);
-    nlohmann::json j = nlohmann::json::parse(proto::decode(m.body).text);
-    parts = j["parts"].get<std::int64_t>();
-    // Raw bytes: values are f32, some slots (Adam's step) i64; bit-for-bit either way.
-    out[j["name"]] = std::string(static_cast<const char*>(m.tensor.raw_data()), m.tensor.nbytes());
-  }
-  return out;
-}
-
-Tensor gradient(float v) {
-  Tensor t = Tensor::full(Shape{6}, v);
-  t.data<float>()[5] = -v;  // not all equal: slots and values move apart per element
-  return t;
-}
+using testing::gradient;
+using testing::kChief;
+using testing::options;
+using testing::state;
+using testing::worker_at;
 
 // A primary whose forward hook feeds its backup directly, counting frames; the hook runs
 // before handle() returns, as BackupLink's does.
 struct Pair {
   explicit Pair(Mode mode, int workers = 2) : primary(options(mode, workers)), backup(options(mode, workers)) {
-    primary.set_forward([this](const net::Message& frame) {
+    primary.set_forward([this](const net::Message& frame, std::int64_t&) {
       ++frames;
-      backup.handle(frame, net::PeerIdentity{"ps", 0, "primary"});
+      // A refusal (the backup took over) fences the primary, as BackupLink does.
+      return !replica::decode_refusal(backup.handle(frame, net::PeerIdentity{"ps", 0, "primary"}).body);
     });
     primary.handle(Request(proto::Type::init).message(Tensor::zeros(DType::f32, Shape{6})), kChief);
   }
@@ -133,10 +110,13 @@ TEST(PsReplica, TheBackupTakesOverWithNoRollbackAndAppliesARetriedPushOnce) {
   Request read(proto::Type::pull, 0, 3);
   net::Message pulled = p.backup.handle(read.message(), worker_at(0, "a:2"));
   EXPECT_NE(proto::decode(pulled.body).header.flags & proto::kFlagReady, 0);
-  // A former primary still forwarding (cut off, not dead) is refused from now on.
+  // A former primary still forwarding (cut off, not dead) is refused from now on, told the
+  // shard's new epoch, and applies nothing.
   replica::Frame late{replica::Kind::lost, 1, 9, "", ""};
-  EXPECT_THROW(p.backup.handle(net::Message{replica::kReplicaMethod, replica::encode(late), Tensor()}, kChief),
-               InvalidArgument);
+  net::Message refused =
+      p.backup.handle(net::Message{replica::kReplicaMethod, replica::encode(late), Tensor()}, kChief);
+  EXPECT_EQ(replica::decode_refusal(refused.body), std::optional<std::int64_t>(1));
+  EXPECT_EQ(p.backup.server().stats().workers_lost, 0u);
 }
 
 TEST(PsReplica, APushRetriedWithoutAnyForwardIsAppliedOnTheBackup) {
