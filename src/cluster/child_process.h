@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,6 +17,12 @@ class ChildProcess {
   // Starts argv[0] (a path) with argv, plus `env` added to this process's environment.
   // Throws IoError naming the program if it cannot be started.
   ChildProcess(std::string name, const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);
+  // Runs `body` in a forked child, without exec: it starts with this process's memory as it
+  // was (copy-on-write), so what the parent loaded is there at no cost (a sweep's dataset:
+  // sweep/trial_fork.h). Its return value is the exit status; an exception is printed as
+  // "trib: error: ..." and exits 1. Only for a parent that has started no compute threads
+  // (OpenMP's would be missing in the child) and whose other threads hold no locks.
+  ChildProcess(std::string name, const std::function<int()>& body);
   ~ChildProcess();  // kills the child if it still runs
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

@@ -12,6 +12,7 @@
 
 #include "trib/config/job_config.h"
 #include "trib/monitor/metrics_registry.h"
+#include "trib/train/datasets.h"
 #include "trib/train/progress.h"
 #include "trib/train/distribution.h"
 #include "trib/train/stop_request.h"
@@ -37,6 +38,9 @@ struct TrainerOptions {
   // This process's metrics (monitoring.port): the loop's hooks feed it (train/observed_hooks.h).
   // Null: no metrics.
   monitor::MetricsRegistry* metrics = nullptr;
+  // The job's datasets, loaded already: a sweep loads them once and forks its trials with
+  // them (sweep/trial_fork.h). Null: train loads them from the job's data section.
+  std::shared_ptr<const Datasets> datasets;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "sweep/sweep_log.h"
-#include "sweep/trial_process.h"
+#include "sweep/trial.h"
 #include "trib/core/error.h"
 
 namespace trib::sweep {
