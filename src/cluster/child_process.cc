@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,8 +134,13 @@ std::vector<std::string> ChildProcess::read_lines() {
 std::optional<int> ChildProcess::poll_exit() {
   if (status_) return status_;
   int st;
-  pid_t r = ::waitpid(pid_, &st, WNOHANG);
-  if (r == pid_) status_ = st;
+  rusage usage{};
+  pid_t r = ::wait4(pid_, &st, WNOHANG, &usage);
+  if (r == pid_) {
+    status_ = st;
+    cpu_s_ = double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+             1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  }
   return status_;
 }
 

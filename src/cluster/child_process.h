@@ -44,6 +44,8 @@ class ChildProcess {
   bool succeeded() const;
   // The signal that ended the child (kill -9: 9); 0 while it runs or when it exited.
   int term_signal() const;
+  // Once it has exited: its CPU time (user + system, with its own children's), in seconds.
+  double cpu_s() const { return cpu_s_; }
 
   void signal(int sig);
 
@@ -53,6 +55,7 @@ class ChildProcess {
   int out_fd_ = -1;
   std::string partial_;
   std::optional<int> status_;
+  double cpu_s_ = 0;
 };
 
 }  // namespace trib::cluster

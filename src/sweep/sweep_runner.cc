@@ -115,7 +115,7 @@ class Sweep {
           // Interrupted mid-segment: nothing is decided; --resume runs the segment on from
           // the trial's checkpoint. A trial paused at its target finished its segment.
           bool goes_on = false;
-          if (interrupted_ && !it->second->paused()) t.state = TrialState::pending;
+          if (interrupted_ && !it->second->paused()) t.state = TrialState::pending, release(t, *it->second);
           else goes_on = finish_segment(t, *it->second, time_up);
           it = goes_on ? std::next(it) : running_.erase(it);
         } else {
@@ -191,13 +191,23 @@ class Sweep {
 
   // Decides at the end of a segment; true when the trial goes on in its process (forked and
   // promoted), false when its process is done.
+  // The trial's process is done with: its CPU time is added to the trial's.
+  void release(TrialRecord& t, Trial& p) {
+    p.finish();
+    t.cpu_s += p.cpu_s();
+  }
+  void end(TrialRecord& t, Trial& p) {
+    release(t, p);
+    log_->end(t);
+  }
+
   bool finish_segment(TrialRecord& t, Trial& p, bool time_up) {
     const std::int64_t target = targets_[t.id];
     std::optional<MetricPoint> m = last_metric(run_dir(t.id), c_.metric, target);
     if (p.succeeded() && !m && time_up) {  // stopped by the budget before its first evaluation
       t.state = TrialState::stopped;
       t.note = "time budget";
-      log_->end(t);
+      end(t, p);
       table_.event(fmt::format("{} {}: stopped (time budget) before a result", trial_name(t.id), describe(t.params)));
       return false;
     }
@@ -205,7 +215,7 @@ class Sweep {
       t.state = TrialState::failed;
       t.note = !p.succeeded() ? fmt::format("{}: {}", p.describe_exit(), p.last_error())
                               : "the run wrote no evaluation of " + c_.metric;
-      log_->end(t);
+      end(t, p);
       table_.event(fmt::format("{} {} failed: {} (log: {})", trial_name(t.id), describe(t.params), t.note,
                                (dir_ / "logs" / (trial_name(t.id) + ".log")).string()));
       return false;
@@ -218,7 +228,7 @@ class Sweep {
       t.state = TrialState::stopped;
       t.note = "time budget";
       log_->result(t, "stop");
-      log_->end(t);
+      end(t, p);
       table_.event(head + ": stopped (time budget)");
       return false;
     }
@@ -234,19 +244,20 @@ class Sweep {
         return true;
       }
       if (go_on) {
+        release(t, p);
         t.state = TrialState::pending;
         table_.event(head + fmt::format(": promoted past rung {}", target));
       } else {
         t.state = TrialState::stopped;
         t.note = fmt::format("at rung {}, cut-off {:.4f}", target, cut.value_or(0));
-        log_->end(t);
+        end(t, p);
         table_.event(head + ": stopped " + t.note);
       }
       return false;
     }
     t.state = TrialState::completed;
     log_->result(t, "done");
-    log_->end(t);
+    end(t, p);
     table_.event(head + ": completed");
     return false;
   }

@@ -36,6 +36,10 @@ class Trial {
   virtual void go_on(std::int64_t target) = 0;
   // Asks it to stop at the next step boundary with a checkpoint (time budget, SIGTERM).
   virtual void stop() = 0;
+  // Its process is done with: a paused one is told to end, and it is waited for.
+  virtual void finish() {}
+  // Once finished: the CPU time (user + system) of the process since it started.
+  virtual double cpu_s() const = 0;
   // Once exited.
   virtual bool succeeded() const = 0;
   virtual std::string describe_exit() const = 0;

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -76,12 +78,18 @@ ForkedTrial::ForkedTrial(const TrialLaunch& launch, std::shared_ptr<const train:
   ::close(child_end);
 }
 
-ForkedTrial::~ForkedTrial() {
-  if (paused_ && !child_->exited()) {
+ForkedTrial::~ForkedTrial() { finish(); }
+
+void ForkedTrial::finish() {
+  if (child_->exited()) return;
+  if (paused_) {
     control_->send("end");
     // It exits at once: wait for it briefly, so that it ends rather than being killed.
-    for (int i = 0; i < 200 && !child_->poll_exit(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (int i = 0; i < 400 && !child_->poll_exit(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  if (!child_->exited()) child_->signal(SIGKILL);
+  while (!child_->poll_exit()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  log_.lines(child_->read_lines());
 }
 
 bool ForkedTrial::poll() {

@@ -26,11 +26,13 @@ class ForkedTrial final : public Trial {
   // `data`: the datasets the trial's job reads, loaded by the sweep; null: the child loads
   // them (a space that sets data keys).
   ForkedTrial(const TrialLaunch& launch, std::shared_ptr<const train::Datasets> data);
-  ~ForkedTrial() override;  // a trial still running is killed; a paused one told to end
+  ~ForkedTrial() override;  // as finish(): a paused one is told to end; one still running is killed
   bool poll() override;
   bool paused() const override { return paused_; }
   void go_on(std::int64_t target) override;
   void stop() override { control_->send("stop"); }
+  void finish() override;
+  double cpu_s() const override { return child_->cpu_s(); }
   bool succeeded() const override { return paused_ || child_->succeeded(); }
   std::string describe_exit() const override { return child_->describe_exit(); }
   const std::string& last_error() const override { return last_error_; }

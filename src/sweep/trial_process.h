@@ -21,6 +21,7 @@ class TrialProcess final : public Trial {
   bool paused() const override { return false; }
   void go_on(std::int64_t target) override;  // never paused: InvalidArgument
   void stop() override { child_->signal(SIGTERM); }
+  double cpu_s() const override { return child_->cpu_s(); }
   bool succeeded() const override { return child_->succeeded(); }
   std::string describe_exit() const override { return child_->describe_exit(); }
   const std::string& last_error() const override { return last_error_; }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "e2e/sweep/tiny_job.h"
 #include "e2e/trib_process.h"
 #include "trib/sweep/sweep.h"
 
@@ -17,20 +18,6 @@ namespace trib {
 namespace {
 
 namespace fs = std::filesystem;
-
-const std::string kData = "/usr/share/datasets/fashion-mnist/";
-
-std::string job_yaml() {
-  return "name: tiny\n"
-         "model:\n  input: [1, 28, 28]\n  classes: 10\n  layers:\n"
-         "    - {type: flatten}\n    - {type: dense, units: 32, activation: relu}\n"
-         "    - {type: dropout, rate: 0.1}\n    - {type: dense, units: 10}\n"
-         "data:\n  format: idx\n  train_subset: 300\n  test_subset: 200\n"
-         "  train: {images: " + kData + "train-images-idx3-ubyte.gz, labels: " + kData + "train-labels-idx1-ubyte.gz}\n"
-         "  test: {images: " + kData + "t10k-images-idx3-ubyte.gz, labels: " + kData + "t10k-labels-idx1-ubyte.gz}\n"
-         "optimizer: {name: adam, lr: 0.001}\n"
-         "training: {batch: 32, eval_every: 100, train_metrics: false}\n";
-}
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);
@@ -53,7 +40,7 @@ std::vector<std::string> results(const fs::path& dir) {
 
 TEST(SweepFork, ForkedTrialsGiveWhatTribTrainTrialsGiveAndGoOnInTheirProcess) {
   testing::TempDir dir("sweep_fork");
-  dir.file("job.yaml", job_yaml());
+  dir.file("job.yaml", testing::tiny_job_yaml(100));
   // One slot: the order of results, and so ASHA's decisions, do not depend on timing.
   const std::string file = dir.file(
       "sweep.yaml", "job: job.yaml\nsearch: asha\nsteps: 36\nslots: 1\nthreads: 1\n"

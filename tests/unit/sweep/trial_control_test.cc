@@ -64,6 +64,7 @@ TEST(ForkedChild, RunsTheFunctionWithTheParentsMemoryAndItsReturnIsTheStatus) {
   EXPECT_EQ(out, (std::vector<std::string>{"sum 7000", "told go 900"}));
   EXPECT_FALSE(child.succeeded());
   EXPECT_EQ(child.describe_exit(), "exited with status 3");
+  EXPECT_GE(child.cpu_s(), 0.0);
 }
 
 TEST(ForkedChild, AnExceptionIsAnErrorLineAndStatusOne) {
