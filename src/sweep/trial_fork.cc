@@ -65,16 +65,21 @@ ForkedTrial::ForkedTrial(const TrialLaunch& launch, std::shared_ptr<const train:
   log_.command(command + "    (forked from the sweep, its data loaded)");
   auto [mine, theirs] = ControlChannel::socket_pair();
   control_ = std::make_unique<ControlChannel>(mine);
-  const int parent_end = mine, child_end = theirs;
-  child_ = std::make_unique<cluster::ChildProcess>(launch_.run_dir.filename().string(), [&]() {
-    // Only the control socket and stdout/stderr stay open: the sweep's other descriptors
-    // (other trials' sockets and pipes, its logs) are not this trial's to hold.
-    const int fd = ::dup2(child_end, 3);
-    ::close_range(4, ~0U, 0);
-    (void)parent_end;
-    ControlChannel control(fd);
-    return run_segments(launch_, data, control);
-  });
+  const int child_end = theirs;
+  try {
+    child_ = std::make_unique<cluster::ChildProcess>(launch_.run_dir.filename().string(), [&]() {
+      // Only the control socket and stdout/stderr stay open: the sweep's other descriptors
+      // (its end of this socket, other trials' sockets and pipes, its logs) are not this
+      // trial's to hold.
+      const int fd = ::dup2(child_end, 3);
+      ::close_range(4, ~0U, 0);
+      ControlChannel control(fd);
+      return run_segments(launch_, data, control);
+    });
+  } catch (...) {
+    ::close(child_end);
+    throw;
+  }
   ::close(child_end);
 }
 
