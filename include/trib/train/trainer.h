@@ -40,7 +40,7 @@ struct TrainerOptions {
   monitor::MetricsRegistry* metrics = nullptr;
   // The job's datasets, loaded already: a sweep loads them once and forks its trials with
   // them (sweep/trial_fork.h). Null: train loads them from the job's data section.
-  std::shared_ptr<const Datasets> datasets;
+  std::shared_ptr<const Datasets> datasets = nullptr;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data
