@@ -2,7 +2,9 @@
 // (lr, batch, width, dropout), each trial a `trib train` process; compares the best test
 // accuracy each finds and the CPU time (user + system, of every trial process) each spends.
 // Target (issue 18): ASHA within 0.005 of grid's best in at most 1/3 of grid's CPU time.
-//   sweep_bench [--steps N] [--slots N] [--train-subset N] [--keep DIR]
+// Trials are forked from the sweep with the data loaded once (sweep/trial_fork.h); --exec runs
+// every segment as a `trib train` process instead, the baseline to compare with.
+//   sweep_bench [--steps N] [--slots N] [--train-subset N] [--keep DIR] [--exec 1]
 #include <sys/resource.h>
 
 #include <cstdlib>
@@ -43,7 +45,7 @@ const char* kSpace =
     "  model.layers.1.units: [128, 512]\n"
     "  model.layers.2.rate: [0.0, 0.3]\n";
 
-sweep::SweepResult run(const fs::path& dir, const std::string& name, const std::string& body, int slots) {
+sweep::SweepResult run(const fs::path& dir, const std::string& name, const std::string& body, int slots, bool fork) {
   fs::path file = dir / (name + ".yaml");
   std::ofstream(file) << fmt::format("name: {}\njob: job.yaml\nmetric: accuracy\nslots: {}\nthreads: 1\n{}{}", name,
                                      slots, body, kSpace);
@@ -52,6 +54,7 @@ sweep::SweepResult run(const fs::path& dir, const std::string& name, const std::
   o.output = (dir / name).string();
   o.executable = TRIB_BINARY;
   o.out = stderr;
+  o.fork_trials = fork;
   return sweep::run_sweep(o);
 }
 
@@ -59,25 +62,27 @@ sweep::SweepResult run(const fs::path& dir, const std::string& name, const std::
 
 int main(int argc, char** argv) {
   int steps = 2700, slots = 2, train_subset = 0;
+  bool fork = true;
   std::string keep;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--slots")) slots = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--train-subset")) train_subset = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--keep")) keep = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--exec")) fork = std::atoi(argv[i + 1]) == 0;
   }
   fs::path dir = keep.empty() ? fs::temp_directory_path() / fmt::format("trib_sweep_bench_{}", ::getpid()) : fs::path(keep);
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "job.yaml") << job_yaml(train_subset);
   try {
-    sweep::SweepResult grid = run(dir, "grid", fmt::format("search: grid\nsteps: {}\n", steps), slots);
+    sweep::SweepResult grid = run(dir, "grid", fmt::format("search: grid\nsteps: {}\n", steps), slots, fork);
     sweep::SweepResult asha = run(
         dir, "asha", fmt::format("search: asha\nsteps: {}\nasha: {{grace_period: {}, reduction_factor: 3}}\n", steps, steps / 9),
-        slots);
-    fmt::print("bench=sweep trials={} steps={} slots={} grid_best={:.4f} asha_best={:.4f} grid_cpu_s={:.1f} "
+        slots, fork);
+    fmt::print("bench=sweep trials={} steps={} slots={} trials_as={} grid_best={:.4f} asha_best={:.4f} grid_cpu_s={:.1f} "
                "asha_cpu_s={:.1f} ratio={:.3f} target_met={}\n",
-               grid.trials, steps, slots, grid.best_metric, asha.best_metric, grid.cpu_s, asha.cpu_s,
+               grid.trials, steps, slots, fork ? "fork" : "exec", grid.best_metric, asha.best_metric, grid.cpu_s, asha.cpu_s,
                asha.cpu_s / grid.cpu_s,
                (grid.best_metric - asha.best_metric <= 0.005 && asha.cpu_s <= grid.cpu_s / 3) ? "yes" : "no");
   } catch (const std::exception& e) {

@@ -4,10 +4,13 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <exception>
 #include <utility>
 
 #include "trib/core/error.h"
@@ -60,6 +63,39 @@ ChildProcess::ChildProcess(std::string name, const std::vector<std::string>& arg
   ::fcntl(out_fd_, F_SETFL, ::fcntl(out_fd_, F_GETFL) | O_NONBLOCK);
 }
 
+ChildProcess::ChildProcess(std::string name, const std::function<int()>& body) : name_(std::move(name)) {
+  int fds[2];
+  TRIB_CHECK(::pipe2(fds, O_CLOEXEC) == 0, IoError, "pipe for {}: {}", name_, strerror(errno));
+  std::fflush(nullptr);  // nothing buffered here is written twice, by the child too
+  pid_ = ::fork();
+  TRIB_CHECK(pid_ >= 0, IoError, "cannot start {}: fork failed: {}", name_, strerror(errno));
+  if (pid_ == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::dup2(fds[1], STDERR_FILENO);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // As after exec: SIGTERM ends it (the parent's handler and its blocked mask are the
+    // parent's business), no signal blocked.
+    ::signal(SIGTERM, SIG_DFL);
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    int status = 1;
+    try {
+      status = body();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "trib: error: %s\n", e.what());
+    }
+    std::fflush(nullptr);
+    ::_exit(status);  // not exit(): the parent's atexit handlers and static objects are not the child's
+  }
+  ::close(fds[1]);
+  out_fd_ = fds[0];
+  ::fcntl(out_fd_, F_SETFL, ::fcntl(out_fd_, F_GETFL) | O_NONBLOCK);
+}
+
 ChildProcess::~ChildProcess() {
   if (!status_ && pid_ > 0) {
     ::kill(pid_, SIGKILL);
@@ -98,8 +134,13 @@ std::vector<std::string> ChildProcess::read_lines() {
 std::optional<int> ChildProcess::poll_exit() {
   if (status_) return status_;
   int st;
-  pid_t r = ::waitpid(pid_, &st, WNOHANG);
-  if (r == pid_) status_ = st;
+  rusage usage{};
+  pid_t r = ::wait4(pid_, &st, WNOHANG, &usage);
+  if (r == pid_) {
+    status_ = st;
+    cpu_s_ = double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+             1e-6 * double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  }
   return status_;
 }
 

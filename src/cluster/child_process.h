@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,6 +17,12 @@ class ChildProcess {
   // Starts argv[0] (a path) with argv, plus `env` added to this process's environment.
   // Throws IoError naming the program if it cannot be started.
   ChildProcess(std::string name, const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);
+  // Runs `body` in a forked child, without exec: it starts with this process's memory as it
+  // was (copy-on-write), so what the parent loaded is there at no cost (a sweep's dataset:
+  // sweep/trial_fork.h). Its return value is the exit status; an exception is printed as
+  // "trib: error: ..." and exits 1. Only for a parent that has started no compute threads
+  // (OpenMP's would be missing in the child) and whose other threads hold no locks.
+  ChildProcess(std::string name, const std::function<int()>& body);
   ~ChildProcess();  // kills the child if it still runs
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -39,6 +46,8 @@ class ChildProcess {
   int term_signal() const;
   // The status it exited with; -1 while it runs or when a signal ended it.
   int exit_status() const;
+  // Once it has exited: its CPU time (user + system, with its own children's), in seconds.
+  double cpu_s() const { return cpu_s_; }
 
   void signal(int sig);
 
@@ -48,6 +57,7 @@ class ChildProcess {
   int out_fd_ = -1;
   std::string partial_;
   std::optional<int> status_;
+  double cpu_s_ = 0;
 };
 
 }  // namespace trib::cluster

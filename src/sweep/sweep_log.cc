@@ -1,5 +1,7 @@
 #include "sweep_log.h"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "trib/core/error.h"
@@ -66,6 +68,7 @@ void SweepLog::end(const TrialRecord& t) {
   add_result(j, t);
   j["state"] = state_name(t.state);
   if (!t.note.empty()) j["note"] = t.note;
+  if (t.cpu_s > 0) j["cpu_s"] = std::round(t.cpu_s * 1000) / 1000;
   write(j.dump());
 }
 
@@ -108,6 +111,7 @@ std::vector<TrialRecord> SweepLog::replay(const std::filesystem::path& path, Ash
     } else if (event == "end") {
       t.state = parse_state(j.at("state").get<std::string>());
       t.note = j.value("note", "");
+      t.cpu_s = j.value("cpu_s", 0.0);
     }
   }
   return trials;

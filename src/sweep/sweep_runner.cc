@@ -1,7 +1,6 @@
 // The sweep's loop: fill the slots, watch the trials, decide at rungs, log, redraw.
 #include <sys/resource.h>
 
-#include <csignal>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +13,7 @@
 #include "sweep_log.h"
 #include "sweep_table.h"
 #include "trial_metrics.h"
+#include "trial_fork.h"
 #include "trial_process.h"
 #include "trib/config/job_config.h"
 #include "trib/core/error.h"
@@ -26,10 +26,29 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double children_cpu_s() {
+double cpu_s(int who) {
   rusage u{};
-  getrusage(RUSAGE_CHILDREN, &u);
+  getrusage(who, &u);
   return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// The CPU time the sweep has cost so far: the trials (children, once reaped) and this process
+// (loading the datasets the forked trials share, and watching them).
+double sweep_cpu_s() { return cpu_s(RUSAGE_CHILDREN) + cpu_s(RUSAGE_SELF); }
+
+bool space_sets(const SweepConfig& c, const std::string& prefix) {
+  for (const Dimension& d : c.space.dimensions())
+    if (d.key.starts_with(prefix)) return true;
+  return false;
+}
+
+// Whether the trials can be forked from the sweep (trial_fork.h): they need nothing that
+// `trib train` adds around the trainer.
+bool forkable(const SweepOptions& o, const config::JobConfig& job) {
+  const SweepConfig& c = o.config;
+  return o.fork_trials && !job.cluster.enabled && !job.data.stream() && !job.data.external() &&
+         job.monitoring.port == 0 && !space_sets(c, "cluster.") && !space_sets(c, "monitoring.") &&
+         !space_sets(c, "data.format");
 }
 
 // Overrides every segment of every trial gets: threads so that slots x threads fit the cores,
@@ -50,6 +69,7 @@ class Sweep {
       : o_(o), c_(o.config), dir_(o.output), table_(o.out, o.interactive, c_.metric) {
     job_ = config::load_job_config(c_.job);
     overrides_ = common_overrides(c_, job_);
+    fork_ = forkable(o, job_);
     if (c_.search == SearchKind::asha) asha_.emplace(c_.grace_period, c_.steps, c_.reduction_factor, c_.maximize);
     if (o.resume) {
       trials_ = SweepLog::replay(dir_ / "sweep.jsonl", asha_ ? &*asha_ : nullptr);
@@ -71,7 +91,7 @@ class Sweep {
   }
 
   SweepResult run() {
-    const double cpu0 = children_cpu_s();
+    const double cpu0 = sweep_cpu_s();
     const auto start = Clock::now();
     bool time_up = false;
     for (;;) {
@@ -79,12 +99,12 @@ class Sweep {
         time_up = true;
         table_.event(fmt::format("time budget of {} s spent: stopping the running trials at their next step",
                                  c_.time_s));
-        for (auto& [id, p] : running_) p->signal(SIGTERM);  // each ends with a checkpoint
+        for (auto& [id, p] : running_) p->stop();  // each ends with a checkpoint
       }
       if (!interrupted_ && o_.terminate != nullptr && o_.terminate->received()) {
         interrupted_ = true;
         table_.event("SIGTERM: stopping the running trials with a checkpoint; --resume continues the sweep");
-        for (auto& [id, p] : running_) p->signal(SIGTERM);
+        for (auto& [id, p] : running_) p->stop();
       }
       while (!time_up && !interrupted_ && static_cast<int>(running_.size()) < c_.slots && launch_next()) {
       }
@@ -93,10 +113,11 @@ class Sweep {
         if (it->second->poll()) {
           TrialRecord& t = trials_[static_cast<std::size_t>(it->first)];
           // Interrupted mid-segment: nothing is decided; --resume runs the segment on from
-          // the trial's checkpoint.
-          if (interrupted_) t.state = TrialState::pending;
-          else finish_segment(t, *it->second, time_up);
-          it = running_.erase(it);
+          // the trial's checkpoint. A trial paused at its target finished its segment.
+          bool goes_on = false;
+          if (interrupted_ && !it->second->paused()) t.state = TrialState::pending, release(t, *it->second);
+          else goes_on = finish_segment(t, *it->second, time_up);
+          it = goes_on ? std::next(it) : running_.erase(it);
         } else {
           ++it;
         }
@@ -112,7 +133,8 @@ class Sweep {
         t.note = "time budget";
         log_->end(t);
       }
-    return finish(children_cpu_s() - cpu0);
+    running_.clear();  // every trial reaped, its CPU time counted
+    return finish(sweep_cpu_s() - cpu0);
   }
 
  private:
@@ -143,7 +165,8 @@ class Sweep {
     l.extra = overrides_;
     targets_[t.id] = l.target;
     try {
-      running_[t.id] = std::make_unique<TrialProcess>(l);
+      if (fork_) running_[t.id] = std::make_unique<ForkedTrial>(l, shared_datasets());
+      else running_[t.id] = std::make_unique<TrialProcess>(l);
       t.state = TrialState::running;
     } catch (const Error& e) {
       t.state = TrialState::failed;
@@ -153,24 +176,49 @@ class Sweep {
     }
   }
 
-  void finish_segment(TrialRecord& t, TrialProcess& p, bool time_up) {
+  // The datasets every forked trial reads, loaded on the first fork. Null when the space sets
+  // data keys (each trial loads its own) or when they fail to load (each trial then fails
+  // with the reason, as a `trib train` would).
+  std::shared_ptr<const train::Datasets> shared_datasets() {
+    if (data_loaded_ || space_sets(c_, "data.") || space_sets(c_, "model.input")) return data_;
+    data_loaded_ = true;
+    try {
+      data_ = std::make_shared<const train::Datasets>(train::load_datasets(job_.data, job_.model));
+    } catch (const Error&) {
+    }
+    return data_;
+  }
+
+  // Decides at the end of a segment; true when the trial goes on in its process (forked and
+  // promoted), false when its process is done.
+  // The trial's process is done with: its CPU time is added to the trial's.
+  void release(TrialRecord& t, Trial& p) {
+    p.finish();
+    t.cpu_s += p.cpu_s();
+  }
+  void end(TrialRecord& t, Trial& p) {
+    release(t, p);
+    log_->end(t);
+  }
+
+  bool finish_segment(TrialRecord& t, Trial& p, bool time_up) {
     const std::int64_t target = targets_[t.id];
     std::optional<MetricPoint> m = last_metric(run_dir(t.id), c_.metric, target);
     if (p.succeeded() && !m && time_up) {  // stopped by the budget before its first evaluation
       t.state = TrialState::stopped;
       t.note = "time budget";
-      log_->end(t);
+      end(t, p);
       table_.event(fmt::format("{} {}: stopped (time budget) before a result", trial_name(t.id), describe(t.params)));
-      return;
+      return false;
     }
     if (!p.succeeded() || !m) {
       t.state = TrialState::failed;
       t.note = !p.succeeded() ? fmt::format("{}: {}", p.describe_exit(), p.last_error())
                               : "the run wrote no evaluation of " + c_.metric;
-      log_->end(t);
+      end(t, p);
       table_.event(fmt::format("{} {} failed: {} (log: {})", trial_name(t.id), describe(t.params), t.note,
                                (dir_ / "logs" / (trial_name(t.id) + ".log")).string()));
-      return;
+      return false;
     }
     t.step = m->step;
     t.metric = m->value;
@@ -180,29 +228,38 @@ class Sweep {
       t.state = TrialState::stopped;
       t.note = "time budget";
       log_->result(t, "stop");
-      log_->end(t);
+      end(t, p);
       table_.event(head + ": stopped (time budget)");
-      return;
+      return false;
     }
     if (asha_ && target < asha_->max_steps()) {
       std::optional<double> cut = asha_->cutoff(target);
       const bool go_on = asha_->on_rung(t.id, target, *t.metric);
       log_->result(t, go_on ? "continue" : "stop");
+      if (go_on && p.paused() && !time_up && !interrupted_) {  // on in the same process
+        targets_[t.id] = asha_->next_stop(target);
+        p.go_on(targets_[t.id]);
+        t.state = TrialState::running;
+        table_.event(head + fmt::format(": promoted past rung {}", target));
+        return true;
+      }
       if (go_on) {
+        release(t, p);
         t.state = TrialState::pending;
         table_.event(head + fmt::format(": promoted past rung {}", target));
       } else {
         t.state = TrialState::stopped;
         t.note = fmt::format("at rung {}, cut-off {:.4f}", target, cut.value_or(0));
-        log_->end(t);
+        end(t, p);
         table_.event(head + ": stopped " + t.note);
       }
-      return;
+      return false;
     }
     t.state = TrialState::completed;
     log_->result(t, "done");
-    log_->end(t);
+    end(t, p);
     table_.event(head + ": completed");
+    return false;
   }
 
   // The step column of running trials: their latest evaluation, read at most once a second.
@@ -258,7 +315,10 @@ class Sweep {
   std::vector<TrialRecord> trials_;
   std::unique_ptr<SweepLog> log_;
   int planned_ = 0;
-  std::map<int, std::unique_ptr<TrialProcess>> running_;
+  bool fork_ = false;
+  bool data_loaded_ = false;
+  std::shared_ptr<const train::Datasets> data_;
+  std::map<int, std::unique_ptr<Trial>> running_;
   std::map<int, std::int64_t> targets_;
   Clock::time_point last_refresh_{};
   bool interrupted_ = false;

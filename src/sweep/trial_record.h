@@ -29,6 +29,7 @@ struct TrialRecord {
   std::int64_t step = 0;          // the step of the last result (live: of the last evaluation)
   std::optional<double> metric;   // the last result
   std::string note;               // why it stopped or failed
+  double cpu_s = 0;               // CPU time (user + system) of its processes that have ended
   bool finished() const {
     return state == TrialState::completed || state == TrialState::stopped || state == TrialState::failed;
   }

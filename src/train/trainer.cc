@@ -74,7 +74,7 @@ RunSummary train(const TrainerOptions& options) {
   const config::TrainingConfig& tc = job.training;
   TRIB_CHECK(!job.data.stream(), InvalidArgument,
              "config {}: a stream job (data.format: kafka) is trained by train_stream::train", job.source_file);
-  Datasets data = load_datasets(job.data, job.model);
+  Datasets data = options.datasets ? *options.datasets : load_datasets(job.data, job.model);
   LoopPlan plan;
   std::unique_ptr<BatchSource> source;
   const Distribution& dist = options.distribution;

@@ -21,13 +21,16 @@ struct SweepOptions {
   // SIGTERM (preemption): the running trials are stopped with a checkpoint and left to
   // --resume; no trial starts. Null: not watched.
   const TerminationSignal* terminate = nullptr;
+  // Trials forked from the sweep with the job's data loaded once (sweep/trial_fork.h), where
+  // the job allows; false: every segment a `trib train` process (a baseline for bench=sweep).
+  bool fork_trials = true;
 };
 
 struct SweepResult {
   int trials = 0, completed = 0, stopped = 0, failed = 0;
   int best_trial = -1;  // -1: no trial produced a metric
   double best_metric = 0;
-  double cpu_s = 0;     // CPU time of all trials (children's user + system)
+  double cpu_s = 0;     // CPU time (user + system) of all trials and of the sweep's own process
   bool interrupted = false;  // stopped for SIGTERM: --resume continues it
 };
 

@@ -12,6 +12,7 @@
 
 #include "trib/config/job_config.h"
 #include "trib/monitor/metrics_registry.h"
+#include "trib/train/datasets.h"
 #include "trib/train/progress.h"
 #include "trib/train/distribution.h"
 #include "trib/train/stop_request.h"
@@ -40,6 +41,9 @@ struct TrainerOptions {
   // The chief of a running cluster job, started in place of a lost one: it takes the run
   // directory back (its newest checkpoint, if there is one yet) instead of starting a new one.
   bool relaunched_chief = false;
+  // The job's datasets, loaded already: a sweep loads them once and forks its trials with
+  // them (sweep/trial_fork.h). Null: train loads them from the job's data section.
+  std::shared_ptr<const Datasets> datasets = nullptr;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "e2e/sweep/tiny_job.h"
 #include "e2e/trib_process.h"
 
 namespace trib {
@@ -20,19 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-const std::string kData = "/usr/share/datasets/fashion-mnist/";
-
-std::string job_yaml() {
-  return "name: tiny\n"
-         "model:\n  input: [1, 28, 28]\n  classes: 10\n  layers:\n"
-         "    - {type: flatten}\n    - {type: dense, units: 32, activation: relu}\n"
-         "    - {type: dropout, rate: 0.1}\n    - {type: dense, units: 10}\n"
-         "data:\n  format: idx\n  train_subset: 300\n  test_subset: 200\n"
-         "  train: {images: " + kData + "train-images-idx3-ubyte.gz, labels: " + kData + "train-labels-idx1-ubyte.gz}\n"
-         "  test: {images: " + kData + "t10k-images-idx3-ubyte.gz, labels: " + kData + "t10k-labels-idx1-ubyte.gz}\n"
-         "optimizer: {name: adam, lr: 0.001}\n"
-         "training: {batch: 32, eval_every: 3, train_metrics: false}\n";
-}
+const std::string kData = testing::kFashionMnist;
 
 struct Event {
   std::string event;
@@ -62,7 +51,7 @@ std::int64_t last_eval_step(const fs::path& run_dir) {
 class SweepCli : public ::testing::Test {
  protected:
   SweepCli() : dir_(::testing::UnitTest::GetInstance()->current_test_info()->name()) {
-    dir_.file("job.yaml", job_yaml());
+    dir_.file("job.yaml", testing::tiny_job_yaml(3));
   }
   std::string sweep_file(const std::string& body) { return dir_.file("sweep.yaml", "job: job.yaml\n" + body); }
   std::string out() const { return (dir_.path() / "out").string(); }

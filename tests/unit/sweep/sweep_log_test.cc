@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "sweep/sweep_log.h"
-#include "sweep/trial_process.h"
+#include "sweep/trial.h"
 #include "trib/core/error.h"
 
 namespace trib::sweep {
@@ -33,7 +33,7 @@ TEST(SweepLog, ReplayRebuildsTrialsStatesAndRungs) {
     }
     TrialRecord t0{0, {}, TrialState::pending, 10, 0.5, ""};
     log.result(t0, "continue");
-    TrialRecord t1{1, {}, TrialState::stopped, 10, 0.4, "at rung 10"};
+    TrialRecord t1{1, {}, TrialState::stopped, 10, 0.4, "at rung 10", 1.25};
     log.result(t1, "stop");
     log.end(t1);
     TrialRecord t2{2, {}, TrialState::failed, 0, std::nullopt, "exited with status 2"};
@@ -48,6 +48,7 @@ TEST(SweepLog, ReplayRebuildsTrialsStatesAndRungs) {
   EXPECT_EQ(trials[0].step, 10);
   EXPECT_EQ(trials[1].state, TrialState::stopped);
   EXPECT_EQ(trials[1].note, "at rung 10");
+  EXPECT_DOUBLE_EQ(trials[1].cpu_s, 1.25);  // what its processes cost
   EXPECT_EQ(trials[2].state, TrialState::failed);
   // Both rung-10 results count for the next trial's cut-off: 0.4 + 2/3 * 0.1.
   ASSERT_TRUE(asha.cutoff(10).has_value());
