@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -78,9 +81,12 @@ nlohmann::json checkpoint_section(const fs::path& run_dir, int step, const std::
   return {};
 }
 
-// Per run (in file order), per worker file: the lines "step id id ...".
+// Per run (in file order), per worker file: the lines "step id id ...". A line "rewind S"
+// (the job rolled back in place to step S) drops the worker's lines of that run for steps
+// after S: their updates went with the servers' rollback.
 struct AppliedIds {
   std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> runs;  // (step, id)
+  int rewinds = 0;
 };
 AppliedIds read_ids(const fs::path& run_dir, int workers) {
   AppliedIds out;
@@ -88,10 +94,21 @@ AppliedIds read_ids(const fs::path& run_dir, int workers) {
     std::ifstream in(run_dir / "stream_ids" / ("worker-" + std::to_string(w) + ".txt"));
     std::string line;
     int run = -1;
+    std::size_t begin = 0;  // this worker's first entry in out.runs[run]
     while (std::getline(in, line)) {
       if (line.starts_with("run ")) {
         ++run;
         if (static_cast<int>(out.runs.size()) <= run) out.runs.resize(run + 1);
+        begin = out.runs[run].size();
+        continue;
+      }
+      if (line.starts_with("rewind ")) {
+        const std::int64_t to = std::stoll(line.substr(7));
+        auto& entries = out.runs[run];
+        entries.erase(std::remove_if(entries.begin() + static_cast<std::ptrdiff_t>(begin), entries.end(),
+                                     [to](const auto& e) { return e.first > to; }),
+                      entries.end());
+        ++out.rewinds;
         continue;
       }
       std::istringstream ls(line);
@@ -228,6 +245,24 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerRestartsFromItsCheckpointExac
   fs::remove_all(out);
 }
 
+// When a step line follows a "rewind" line in a worker's id record (polled; gives up after
+// 60 s, returning the epoch).
+std::chrono::steady_clock::time_point first_step_after_rewind(const fs::path& file) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < until) {
+    std::ifstream in(file);
+    std::string line;
+    bool rewound = false;
+    while (std::getline(in, line)) {
+      if (line.starts_with("rewind ")) rewound = true;
+      else if (rewound && !line.empty() && std::isdigit(static_cast<unsigned char>(line[0])))
+        return std::chrono::steady_clock::now();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return {};
+}
+
 // Half the events are in the topic before the job starts; it is killed (SIGKILL to the
 // launcher, whose children follow it) once a periodic checkpoint exists, long before the
 // 3 s of idleness that would end it; the other half is produced while nothing runs; the
@@ -238,12 +273,16 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerRestartsFromItsCheckpointExac
 // checkpoint interval in steps.
 // `scattered`: the checkpoint must hold applied offsets above a low watermark (a shuffle
 // buffer was mid-window), so the test exercises what it is about.
-// `victim`: "launcher" (SIGKILL to `trib train`; its children follow), or "ps0": the job
-// loses its server and restarts all its processes from the newest checkpoint by itself (a
-// stream job's Kafka positions do not roll back in place with a servers' restore), then ends
-// when the stream goes idle; the second half then goes to a --resume as before.
+// `kill_after` (ps0 only): how long after that checkpoint the server is killed.
+// `victim`: "launcher" (SIGKILL to `trib train`; its children follow); "worker0": the job
+// loses its chief and restarts all its processes from the newest checkpoint by itself, then
+// ends when the stream goes idle; or "ps0": the job loses its server, which is relaunched and
+// restored from the newest checkpoint while the workers rewind their Kafka positions in
+// place (no worker restarts), and goes on until the stream goes idle. Either way the second
+// half then goes to a --resume as before.
 void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<std::string> settings, int every,
-                                         std::int64_t batch, bool scattered, const std::string& victim = "launcher") {
+                                         std::int64_t batch, bool scattered, const std::string& victim = "launcher",
+                                         std::chrono::milliseconds kill_after = {}) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
   const std::int64_t half = 4000, n = 2 * half;
   std::atomic<bool> stop{false};
@@ -257,24 +296,60 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
     a.insert(a.end(), settings.begin(), settings.end());
     return a;
   };
-  pid_t server = 0;
-  const std::regex started_ps0(R"(started ps0 \(pid (\d+)\))");
+  pid_t pid = 0;
+  const std::regex started_victim("started .*" + victim + R"( \(pid (\d+)\))");
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point killed_at, rewound_at;
+  std::thread watcher;
   TribRun first = run_trib(extra({"train", kExample, "--output", out.string()}), std::chrono::seconds(90),
                       [&](const std::string& line, testing::Trib& p) {
                         std::smatch m;
-                        if (std::regex_search(line, m, started_ps0) && server == 0)
-                          server = static_cast<pid_t>(std::stol(m[1]));
+                        if (pid == 0 && std::regex_search(line, m, started_victim))
+                          pid = static_cast<pid_t>(std::stol(m[1]));
                         if (!killed && newest_checkpoint(out) >= 2 * every) {
-                          if (victim == "launcher") p.signal(SIGKILL);
-                          else ASSERT_EQ(::kill(server, SIGKILL), 0) << "no pid for ps0 in the output";
                           killed = true;
+                          if (victim == "ps0") {
+                            // `kill_after` past the checkpoint, so that the workers have steps to redo;
+                            // then measured, not asserted: the kill to the chief's next applied step.
+                            ASSERT_NE(pid, 0) << "no pid for ps0 in the output";
+                            watcher = std::thread([&, victim_pid = pid] {
+                              std::this_thread::sleep_for(kill_after);
+                              killed_at = Clock::now();
+                              ::kill(victim_pid, SIGKILL);
+                              rewound_at = first_step_after_rewind(out / "stream_ids" / "worker-0.txt");
+                            });
+                            return;
+                          }
+                          if (victim == "launcher") p.signal(SIGKILL);
+                          else ASSERT_EQ(::kill(pid, SIGKILL), 0) << "no pid for " << victim << " in the output";
                         }
                       });
+  if (watcher.joinable()) watcher.join();
   ASSERT_TRUE(killed) << first.output;
   int checkpoint = -1;  // the one the lost incarnation's events are counted up to
   if (victim == "ps0") {
+    // In place: the server relaunched and restored, both workers rewound, none restarted.
     ASSERT_EQ(first.exit_code, 0) << first.output;
-    EXPECT_NE(first.output.find("trib: error: ps0 "), std::string::npos) << first.output;
+    EXPECT_NE(first.output.find("local cluster: ps0 relaunched"), std::string::npos) << first.output;
+    EXPECT_EQ(first.output.find("restarting the job"), std::string::npos) << first.output;
+    EXPECT_NE(first.output.find("parameter server restores: 1"), std::string::npos) << first.output;
+    std::smatch m;
+    for (int w = 0; w < 2; ++w)
+      EXPECT_NE(first.output.find("worker " + std::to_string(w) + ": Kafka positions rewound in place"),
+                std::string::npos)
+          << first.output;
+    ASSERT_TRUE(std::regex_search(first.output, m, std::regex(R"(every server reloaded checkpoint \S+ckpt-0*(\d+) )")))
+        << first.output;
+    checkpoint = std::stoi(m[1]);
+    // Not a timing assertion: what a reader of the test log wants to know.
+    if (std::regex_search(first.output, m, std::regex(R"(steps redone in all: (\d+))")))
+      std::printf("[ measured ] in-place rewind: steps redone %s, kill to the chief's next applied step %.2f s\n",
+                  m[1].str().c_str(),
+                  rewound_at == Clock::time_point{} ? -1.0
+                                                    : std::chrono::duration<double>(rewound_at - killed_at).count());
+  } else if (victim == "worker0") {
+    ASSERT_EQ(first.exit_code, 0) << first.output;
+    EXPECT_NE(first.output.find("trib: error: worker0 "), std::string::npos) << first.output;
     EXPECT_NE(first.output.find("a stream job restarts all its processes"), std::string::npos) << first.output;
     EXPECT_NE(first.output.find("restarting the job from its newest checkpoint (1 of 3)"), std::string::npos)
         << first.output;
@@ -301,10 +376,14 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
   EXPECT_NE(second.output.find("Kafka offsets restored"), std::string::npos) << second.output;
 
   AppliedIds ids = read_ids(out, 2);
-  ASSERT_EQ(ids.runs.size(), victim == "ps0" ? 3u : 2u);  // the restarted incarnation writes a run of its own
+  // The restarted incarnation writes a run of its own; workers rewound in place do not.
+  ASSERT_EQ(ids.runs.size(), victim == "worker0" ? 3u : 2u);
+  if (victim == "ps0") {
+    EXPECT_EQ(ids.rewinds, 2) << "each worker's record says where it rewound";
+  }
   std::map<std::int64_t, int> seen;
   for (auto [step, id] : ids.runs[0])
-    if (step <= checkpoint) ++seen[id];
+    if (step <= checkpoint || victim == "ps0") ++seen[id];
   const std::int64_t before = static_cast<std::int64_t>(seen.size());
   EXPECT_GE(before, 2 * checkpoint * batch) << "both workers' steps up to the checkpoint";
   for (std::size_t run = 1; run < ids.runs.size(); ++run)
@@ -332,11 +411,24 @@ TEST(StreamTraining, AJobWithTheExamplesShuffleBufferResumesExactlyOnce) {
   expect_kill_and_resume_exactly_once("resume-shuffled", {"--set", "data.kafka.shuffle_buffer=512"}, 100, 4, true);
 }
 
-// A lost parameter server restarts the whole stream job from its newest checkpoint (rather
-// than the servers' restore in place, which would discard updates whose events the Kafka
-// positions hold as applied): every event exactly once, across the restart and a --resume.
-TEST(StreamTraining, AJobThatLosesItsServerRestartsFromItsCheckpointExactlyOnce) {
-  expect_kill_and_resume_exactly_once("resume-lost-server", {}, 100, 1, false, "ps0");
+// A lost parameter server is relaunched and restored from the newest checkpoint while both
+// workers rewind their Kafka positions in place (their processes go on): every event
+// exactly once relative to the restored model, across the rewind and a --resume.
+TEST(StreamTraining, AJobThatLosesItsServerRewindsItsKafkaPositionsInPlaceExactlyOnce) {
+  expect_kill_and_resume_exactly_once("rewind-lost-server", {}, 100, 1, false, "ps0", std::chrono::milliseconds(300));
+}
+
+// The same with the server killed as the checkpoint is published: the workers are at (or
+// just past) its barrier, which must give way to the restore rather than wait for it.
+TEST(StreamTraining, AJobThatLosesItsServerAtACheckpointRewindsInPlaceExactlyOnce) {
+  expect_kill_and_resume_exactly_once("rewind-at-checkpoint", {}, 100, 1, false, "ps0");
+}
+
+// The fallback: a lost chief (it owns the checkpoints; it is not relaunched) restarts the
+// whole stream job from its newest checkpoint: every event exactly once, across the restart
+// and a --resume.
+TEST(StreamTraining, AJobThatLosesItsChiefRestartsFromItsCheckpointExactlyOnce) {
+  expect_kill_and_resume_exactly_once("resume-lost-chief", {}, 100, 1, false, "worker0");
 }
 
 // The shipped example as it is (shuffle buffer 512, batch 64), ended by idleness: every
