@@ -245,6 +245,16 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerRestartsFromItsCheckpointExac
   fs::remove_all(out);
 }
 
+// Waits (polling, up to 60 s) until a line of `file` starts with `prefix`.
+void wait_for_line(const fs::path& file, const std::string& prefix) {
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+       std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(std::chrono::milliseconds(5))) {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);)
+      if (line.starts_with(prefix)) return;
+  }
+}
+
 // When a step line follows the `nth` line starting with `marker` in a worker's id record
 // ("rewind ": its rewind in place; "run ": its process's start), polled; the epoch after 60 s.
 std::chrono::steady_clock::time_point first_step_after(const fs::path& file, const std::string& marker, int nth) {
@@ -296,8 +306,16 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
     a.insert(a.end(), settings.begin(), settings.end());
     return a;
   };
-  pid_t pid = 0;
-  const std::regex started_victim("started .*" + victim + R"( \(pid (\d+)\))");
+  // "ps0-at-barrier": worker 1 is stopped (SIGSTOP) after the first checkpoint, the chief goes
+  // on to the next one and waits at its barrier for worker 1's offer; the server is killed
+  // then, and worker 1 continued: its step finds the server lost, and the chief's wait must
+  // give way to the restore.
+  const bool at_barrier = victim == "ps0-at-barrier";
+  const std::string process = at_barrier ? "ps0" : victim;
+  const bool in_place = process == "ps0";
+  pid_t pid = 0, worker1 = 0;
+  const std::regex started_victim("started .*" + process + R"( \(pid (\d+)\))");
+  const std::regex started_worker1(R"(started .*worker1 \(pid (\d+)\))");
   using Clock = std::chrono::steady_clock;
   Clock::time_point killed_at, rewound_at;
   std::thread watcher;
@@ -306,6 +324,25 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
                         std::smatch m;
                         if (pid == 0 && std::regex_search(line, m, started_victim))
                           pid = static_cast<pid_t>(std::stol(m[1]));
+                        if (worker1 == 0 && std::regex_search(line, m, started_worker1))
+                          worker1 = static_cast<pid_t>(std::stol(m[1]));
+                        if (!killed && at_barrier && newest_checkpoint(out) >= every) {
+                          killed = true;
+                          ASSERT_NE(pid, 0) << "no pid for ps0 in the output";
+                          ASSERT_NE(worker1, 0) << "no pid for worker1 in the output";
+                          ::kill(worker1, SIGSTOP);
+                          watcher = std::thread([&, server = pid, stopped = worker1] {
+                            // The chief's step at the next checkpoint is applied: it waits at the barrier.
+                            wait_for_line(out / "stream_ids" / "worker-0.txt", std::to_string(2 * every) + " ");
+                            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                            killed_at = Clock::now();
+                            ::kill(server, SIGKILL);
+                            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                            ::kill(stopped, SIGCONT);
+                            rewound_at = first_step_after(out / "stream_ids" / "worker-0.txt", "rewind ", 1);
+                          });
+                          return;
+                        }
                         if (!killed && newest_checkpoint(out) >= 2 * every) {
                           killed = true;
                           if (victim != "launcher") {
@@ -317,7 +354,6 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
                               std::this_thread::sleep_for(kill_after);
                               killed_at = Clock::now();
                               ::kill(victim_pid, SIGKILL);
-                              const bool in_place = victim == "ps0";
                               rewound_at = first_step_after(out / "stream_ids" / "worker-0.txt",
                                                             in_place ? "rewind " : "run ", in_place ? 1 : 2);
                             });
@@ -329,7 +365,7 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
   if (watcher.joinable()) watcher.join();
   ASSERT_TRUE(killed) << first.output;
   int checkpoint = -1;  // the one the lost incarnation's events are counted up to
-  if (victim == "ps0") {
+  if (in_place) {
     // In place: the server relaunched and restored, both workers rewound, none restarted.
     ASSERT_EQ(first.exit_code, 0) << first.output;
     EXPECT_NE(first.output.find("local cluster: ps0 relaunched"), std::string::npos) << first.output;
@@ -343,6 +379,11 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
     ASSERT_TRUE(std::regex_search(first.output, m, std::regex(R"(every server reloaded checkpoint \S+ckpt-0*(\d+) )")))
         << first.output;
     checkpoint = std::stoi(m[1]);
+    if (at_barrier) {
+      EXPECT_EQ(checkpoint, every) << first.output;
+      EXPECT_NE(first.output.find("no checkpoint: a worker found a parameter server lost"), std::string::npos)
+          << "the chief's barrier gave way\n" << first.output;
+    }
     // Not a timing assertion: what a reader of the test log wants to know.
     if (std::regex_search(first.output, m, std::regex(R"(steps redone in all: (\d+))")))
       std::printf("[ measured ] in-place rewind: steps redone %s, kill to the chief's next applied step %.2f s\n",
@@ -382,12 +423,12 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
   AppliedIds ids = read_ids(out, 2);
   // The restarted incarnation writes a run of its own; workers rewound in place do not.
   ASSERT_EQ(ids.runs.size(), victim == "worker0" ? 3u : 2u);
-  if (victim == "ps0") {
+  if (in_place) {
     EXPECT_EQ(ids.rewinds, 2) << "each worker's record says where it rewound";
   }
   std::map<std::int64_t, int> seen;
   for (auto [step, id] : ids.runs[0])
-    if (step <= checkpoint || victim == "ps0") ++seen[id];
+    if (step <= checkpoint || in_place) ++seen[id];
   const std::int64_t before = static_cast<std::int64_t>(seen.size());
   EXPECT_GE(before, 2 * checkpoint * batch) << "both workers' steps up to the checkpoint";
   for (std::size_t run = 1; run < ids.runs.size(); ++run)
@@ -422,10 +463,16 @@ TEST(StreamTraining, AJobThatLosesItsServerRewindsItsKafkaPositionsInPlaceExactl
   expect_kill_and_resume_exactly_once("rewind-lost-server", {}, 100, 1, false, "ps0", std::chrono::milliseconds(300));
 }
 
-// The same with the server killed as the checkpoint is published: the workers are at (or
-// just past) its barrier, which must give way to the restore rather than wait for it.
-TEST(StreamTraining, AJobThatLosesItsServerAtACheckpointRewindsInPlaceExactlyOnce) {
-  expect_kill_and_resume_exactly_once("rewind-at-checkpoint", {}, 100, 1, false, "ps0");
+// The same with the server killed while the chief waits at a checkpoint's barrier for a
+// worker whose next step then finds the server lost: the barrier gives way to the restore
+// (no deadlock), that checkpoint is not written, and the job rewinds to the one before.
+// Worker 1 is stopped meanwhile for a few seconds: the group's session and the peer timeout
+// are set above that.
+TEST(StreamTraining, AJobThatLosesItsServerWhileAtACheckpointBarrierRewindsInPlaceExactlyOnce) {
+  expect_kill_and_resume_exactly_once("rewind-at-barrier",
+                                      {"--set", "data.kafka.properties={\"session.timeout.ms\": \"20000\"}", "--set",
+                                       "cluster.peer_timeout_ms=30000"},
+                                      100, 1, false, "ps0-at-barrier");
 }
 
 // The fallback: a lost chief (it owns the checkpoints; it is not relaunched) restarts the
