@@ -176,6 +176,14 @@ void PsUpdate::recover(std::int64_t step, const std::string& why) {
   }
 }
 
+void PsUpdate::finish_after_restore() {
+  if (!o_.recovery.enabled() || o_.worker_index == 0) return;
+  // A relaunched server never heard this worker's done; the others forgot it with their
+  // rollback's generation. Said again in the restore's generation, at the restored servers.
+  restart_generation_ = std::max(restart_generation_, await_restore()["generation"].get<std::int64_t>());
+  finish_once();
+}
+
 std::string PsUpdate::restores_report() const {
   std::string out = fmt::format("parameter server restores: {}", restores_.size());
   std::int64_t total = 0;

@@ -164,6 +164,8 @@ data::DataPosition StreamHooks::adopt_after_end(train::LoopContext& ctx, const A
   ctx.progress.message(fmt::format("worker {}: the job rolled back to step {} (restore generation {}) after this "
                                    "worker's last step: its events since then are left for the next --resume",
                                    ctx.distribution.worker_index, restore.step, restore.generation));
+  // The chief restored the job from inside its finish(), which said done again itself.
+  if (!ctx.chief()) ctx.update.finish_after_restore();
   data::DataPosition own = stream::progress_fields(offsets);
   stream::save_counts(own, ctx.distribution.worker_index, metrics_.counts());
   return own;

@@ -75,6 +75,10 @@ class UpdateStrategy {
   virtual void save(CheckpointWriter& writer, const VariableStore& vars);
   // After the last step: flush, leave the group, report. Called on every worker.
   virtual void finish() {}
+  // After finish(), on a worker other than the chief: the job was restored since (a lost
+  // parameter server, restore announced under kRestoreKey), and this worker, done, says so
+  // again to the restored servers, so that the chief does not wait for it.
+  virtual void finish_after_restore() {}
   // A few lines for the end-of-run summary (per-PS load, staleness); empty by default.
   virtual std::string report() const { return ""; }
 

@@ -475,6 +475,60 @@ TEST(StreamTraining, AJobThatLosesItsServerWhileAtACheckpointBarrierRewindsInPla
                                       100, 1, false, "ps0-at-barrier");
 }
 
+// All events on one partition: one worker's stream is idle from the start and it ends (the
+// chief: it waits in its finish for the other; the other: at its final barrier). The server
+// is lost while the other still trains: the job is restored in place, the one training
+// rewinds, and the one that had ended takes the restore at its end (its claim goes back to
+// the checkpoint's; it had trained nothing since). Every event once, both assignments.
+TEST(StreamTraining, AWorkerThatHadEndedTakesAnInPlaceRestoreAtItsEnd) {
+  for (std::int32_t partition : {0, 3}) {
+    stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
+    std::atomic<bool> stop{false};
+    const std::int64_t n = 2000;
+    stream::ProduceOptions o = produce_options(broker.bootstrap(), n, 0);
+    o.partition = partition;
+    ASSERT_EQ(stream::produce_events(o, stop).delivered, n);
+    fs::path out = fresh_dir("ended-then-restored");
+    std::vector<std::string> a = job_args(broker.bootstrap(), {"train", kExample, "--output", out.string()});
+    a.insert(a.end(), {"--set", "training.checkpoint_every=100", "--set", "data.kafka.idle_timeout_s=1"});
+    const std::regex started_ps0(R"(started ps0 \(pid (\d+)\))");
+    pid_t server = 0;
+    std::thread killer;
+    TribRun r = run_trib(a, std::chrono::seconds(120), [&](const std::string& line, testing::Trib&) {
+      std::smatch m;
+      if (server == 0 && std::regex_search(line, m, started_ps0)) {
+        server = static_cast<pid_t>(std::stol(m[1]));
+        // Once the worker that has the events is 300 steps in (the other has ended by then).
+        killer = std::thread([&out, pid = server] {
+          for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+               std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(std::chrono::milliseconds(5))) {
+            bool there = false;
+            for (int w = 0; w < 2 && !there; ++w) {
+              std::ifstream in(out / "stream_ids" / ("worker-" + std::to_string(w) + ".txt"));
+              for (std::string l; !there && std::getline(in, l);) there = l.starts_with("300 ");
+            }
+            if (there) break;
+          }
+          ::kill(pid, SIGKILL);
+        });
+      }
+    });
+    if (killer.joinable()) killer.join();
+    ASSERT_EQ(r.exit_code, 0) << "events on partition " << partition << "\n" << r.output;
+    EXPECT_NE(r.output.find("parameter server restores: 1"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("after this worker's last step"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+    AppliedIds ids = read_ids(out, 2);
+    ASSERT_EQ(ids.runs.size(), 1u) << "no process restarted";
+    std::map<std::int64_t, int> seen;
+    for (auto [step, id] : ids.runs[0]) ++seen[id];
+    EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n) << "events on partition " << partition << "\n" << r.output;
+    for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+    EXPECT_EQ(last_metrics_line(out)["trained"], n);
+    fs::remove_all(out);
+  }
+}
+
 // The fallback: a lost chief (it owns the checkpoints; it is not relaunched) restarts the
 // whole stream job from its newest checkpoint: every event exactly once, across the restart
 // and a --resume.
