@@ -371,9 +371,6 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
       // relaunched meanwhile listens at a new one).
       links.servers.push_back(links.ps_recovery.reconnect(p, std::chrono::seconds(job.cluster.join_timeout_s)));
     }
-    // A stream job's Kafka positions do not rewind with a servers' restore yet: a lost server
-    // ends it (the worker names the server), and --resume continues exactly once.
-    if (job.data.stream()) links.ps_recovery = {};
     // data.assignment: dynamic: server 0 hands out the data (chunked_batch_source.h).
     if (job.data.assignment == "dynamic" && !job.data.stream() && !links.servers.empty() &&
         job.strategy.ps_replicas > 0)

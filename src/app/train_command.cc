@@ -138,11 +138,10 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.workers_may_be_lost =
       (o.job.strategy.name != config::StrategyName::local && !allreduce_stream(o.job) && !pipeline) || relaunch_stages;
   lc.relaunch_workers = lc.workers_may_be_lost;  // a relaunched allreduce worker joins the running group
-  // A lost parameter server is relaunched, and the chief restores the job from a checkpoint.
-  // Not in a stream job: its workers' Kafka positions do not rewind with the servers yet, so
-  // the events trained since the checkpoint would be lost; it restarts whole instead (below).
+  // A lost parameter server is relaunched, and the chief restores the job from a checkpoint;
+  // a stream job's workers rewind their Kafka positions with it, in place.
   // With strategy.ps_replicas a lost server's backup takes over and nothing rolls back.
-  lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream();
+  lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps;
   lc.server_backups = o.job.strategy.ps_replicas > 0;
   // A lost chief likewise: the new one restores every server from the newest checkpoint.
   lc.relaunch_chief = lc.relaunch_servers;
@@ -152,9 +151,11 @@ int run_train(const TrainArgs& args, const Log& log) {
     lc.loss_note = "a pipeline cannot go on without a stage: every stage starts again from the newest checkpoint";
   else if (restarts_whole_job)
     lc.loss_note = fmt::format(
-        "a stream job restarts all its processes from the newest checkpoint when it loses {} (its Kafka positions do "
-        "not roll back in place yet); every event is trained exactly once",
-        allreduce_stream(o.job) ? "a worker" : "a parameter server");
+        "a stream job restarts all its processes from the newest checkpoint when it loses {}; every event is trained "
+        "exactly once",
+        allreduce_stream(o.job) ? "a worker (its Kafka positions do not roll back with the group)"
+                                : "a process it does not recover in place (its chief, or a server past "
+                                  "cluster.max_restarts)");
   lc.max_restarts = o.job.cluster.max_restarts;
   lc.terminate = &terminate;
   lc.preemption_grace = std::chrono::seconds(o.job.cluster.preemption_grace_s);
@@ -166,7 +167,8 @@ int run_train(const TrainArgs& args, const Log& log) {
     return start_launcher_monitor(o.job, coordinator, net, log);
   };
   int code = cluster::run_local_cluster(lc);
-  // A stream job that lost a process (a server; under allreduce, a worker) or a pipeline
+  // A stream job that lost a process it does not recover in place (its chief; a server past
+  // its relaunches; under allreduce, a worker) or a pipeline
   // that lost a stage: the whole job again from its newest checkpoint, as --resume would, up
   // to cluster.max_restarts times (a fresh coordinator, so no barrier of the stopped
   // incarnation is seen again). docs/fault_tolerance.md, "Pipeline: a lost stage".
@@ -231,10 +233,9 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                // A lost server is relaunched by whatever supervises
                                                // this host's roles (systemd, Kubernetes, a script:
                                                // the same `trib ps --join`); the chief restores the
-                                               // job from its newest checkpoint meanwhile. Not a
-                                               // stream job's: its Kafka positions would not rewind.
-                                               .servers_may_be_lost = job.strategy.name == config::StrategyName::ps &&
-                                                                      !job.data.stream(),
+                                               // job from its newest checkpoint meanwhile (a stream
+                                               // job's Kafka positions rewind with it).
+                                               .servers_may_be_lost = job.strategy.name == config::StrategyName::ps,
                                                .registry = cluster::make_registry(job.cluster.store, job.name),
                                                .journal = (std::filesystem::path(run_dir) /
                                                            train::RunDirectory::kCoordinatorJournal).string(),

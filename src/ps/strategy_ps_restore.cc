@@ -94,6 +94,8 @@ json PsUpdate::restore_job(const std::string& why) {
                      {"step", found ? found->checkpoint.step() : 0},
                      {"checkpoint", found ? found->checkpoint.dir().string() : ""},
                      {"data_position", found ? found->checkpoint.manifest().data_position : json()},
+                     // A stream job's Kafka offsets (the "kafka" section) rewind with the servers.
+                     {"sections", found ? json(found->checkpoint.manifest().sections) : json()},
                      {"lost", lost.empty() ? why : lost}};
       if (o_.recovery.publish) o_.recovery.publish(kRestoreKey, notice.dump());
       if (o_.log)
@@ -128,6 +130,8 @@ void PsUpdate::take_back(VariableStore& vars) {
 
 json PsUpdate::await_restore() {
   const auto deadline = Clock::now() + o_.recovery.timeout;
+  // A chief waiting for this worker at a stream checkpoint's barrier gives way (kRestoreWantedKey).
+  if (o_.recovery.publish) o_.recovery.publish(update::kRestoreWantedKey, std::to_string(restart_generation_));
   for (;;) {
     std::optional<std::string> text = o_.recovery.lookup ? o_.recovery.lookup(kRestoreKey) : std::nullopt;
     if (text && !text->empty()) {
@@ -165,10 +169,12 @@ void PsUpdate::recover(std::int64_t step, const std::string& why) {
       if (o_.recovery.publish) o_.recovery.publish(redone_key(g, o_.worker_index), std::to_string(redone));
       if (o_.worker_index == 0) restores_.push_back(notice);
       const json& position = notice.contains("data_position") ? notice["data_position"] : json();
+      const json& sections = notice.contains("sections") ? notice["sections"] : json();
       rewind_ = update::Rewind{
           read.step, position.is_null() ? "" : position.dump(),
           fmt::format("parameter server restore ({} lost) from {}", notice.value("lost", "a server"),
-                      checkpoint.empty() ? std::string("the initial values (no checkpoint yet)") : checkpoint)};
+                      checkpoint.empty() ? std::string("the initial values (no checkpoint yet)") : checkpoint),
+          g, sections.is_object() ? sections.dump() : ""};
       return;
     } catch (const Unavailable&) {
       // A server lost again during the restore (or this worker's connection to the lost one
@@ -181,6 +187,14 @@ void PsUpdate::recover(std::int64_t step, const std::string& why) {
                o_.worker_index, std::chrono::duration_cast<std::chrono::seconds>(o_.recovery.timeout).count(), why);
     std::this_thread::sleep_for(kRetryPause);
   }
+}
+
+void PsUpdate::finish_after_restore() {
+  if (!o_.recovery.enabled() || o_.worker_index == 0) return;
+  // A relaunched server never heard this worker's done; the others forgot it with their
+  // rollback's generation. Said again in the restore's generation, at the restored servers.
+  restart_generation_ = std::max(restart_generation_, await_restore()["generation"].get<std::int64_t>());
+  finish_once();
 }
 
 std::string PsUpdate::restores_report() const {

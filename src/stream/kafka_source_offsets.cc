@@ -116,6 +116,16 @@ void KafkaSource::seek(const data::DataPosition& position) {
   s.consumer->seek(moves);
 }
 
+void KafkaSource::rewind(const data::DataPosition& position, const std::string& run_id) {
+  Impl& s = *impl_;
+  {
+    std::lock_guard commit_lock(s.commit_mu);
+    s.commit_tag = "trib run=" + run_id;
+  }
+  s.interrupted.store(false);
+  seek(position);
+}
+
 std::string KafkaSource::commit(const data::DataPosition& position) {
   Impl& s = *impl_;
   const PartitionOffsets offsets = offsets_of(position, s.options.topic);

@@ -91,6 +91,14 @@ StreamCounts PrequentialMetrics::counts() const {
   return c;
 }
 
+void PrequentialMetrics::rewind_counts(const StreamCounts& saved) {
+  // counts() adds this run's own counts to restored_; what they hold is undone here.
+  restored_ = saved;
+  restored_.trained -= total_;
+  restored_.skipped -= counts_.skipped;
+  restored_.dead_lettered -= counts_.dead_lettered;
+}
+
 nlohmann::json PrequentialMetrics::to_json() const {
   auto value = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   nlohmann::json lag = nlohmann::json::object();

@@ -103,6 +103,13 @@ void write_progress(data::DataPosition& position, std::string_view topic, std::i
 
 bool is_stream_field(std::string_view key) { return key.starts_with(kPrefix) || key.starts_with(kMetricsPrefix); }
 
+data::DataPosition progress_fields(const data::DataPosition& position) {
+  data::DataPosition out;
+  for (const auto& [key, value] : position.fields())
+    if (key.starts_with(kPrefix)) out.set(key, value);
+  return out;
+}
+
 void set_progress(data::DataPosition& position, std::string_view topic, const PartitionProgressMap& progress) {
   data::DataPosition out;
   for (const auto& [key, value] : position.fields()) {

@@ -27,6 +27,7 @@ class ObservedHooks final : public TrainingHooks {
   void on_skip(LoopContext& ctx, const data::Batch& batch) override;
   void on_report(LoopContext& ctx) override;
   void on_last_step(LoopContext& ctx) override { inner_.on_last_step(ctx); }
+  void on_rewind(LoopContext& ctx, const update::Rewind& rewind) override { inner_.on_rewind(ctx, rewind); }
   void on_checkpoint(LoopContext& ctx, bool final) override;
   void on_end(LoopContext& ctx) override;
 

@@ -74,6 +74,10 @@ class TrainingHooks {
   // Every LoopPlan::report_every steps, and once after the last step unless that step just
   // reported; on every worker: evaluations, metrics rows.
   virtual void on_report(LoopContext& /*ctx*/) {}
+  // After the job rolled back (a lost parameter server was restored) and the loop rewound to
+  // `rewind.step`, before the step after it: a hook that keeps positions of its own (a
+  // stream's Kafka offsets, in the checkpoint's sections) rewinds them to the checkpoint's.
+  virtual void on_rewind(LoopContext& /*ctx*/, const update::Rewind& /*rewind*/) {}
   // Once this worker has taken its last step, before the strategy's finish() (which, on a
   // parameter-server chief, waits for every other worker to be done): a hook whose
   // checkpoints are barriers between workers releases them here, or a worker still stepping

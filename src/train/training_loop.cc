@@ -183,6 +183,7 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
                                      dist.worker_index, back->why, back->step, ctx.step, std::max<std::int64_t>(0, ctx.step - back->step),
                                      at ? ", data at " + at->to_string() : ""));
         ctx.step = back->step;
+        hooks.on_rewind(ctx, *back);
         continue;
       }
       progress.message(fmt::format("step {}: non-finite gradient, step skipped", ctx.step));

@@ -56,6 +56,20 @@ data::BatchTransform log1p_columns(const config::SchemaDataConfig& s) {
   };
 }
 
+// The pipeline's view of the source KafkaBatchSource keeps: tearing a pipeline down (a
+// rewind) must not close the consumer, which would leave the group and move partitions.
+class BorrowedKafka final : public data::ExampleSource {
+ public:
+  explicit BorrowedKafka(stream::KafkaSource& kafka) : kafka_(kafka) {}
+  std::optional<data::Batch> next(std::int64_t max_rows) override { return kafka_.next(max_rows); }
+  data::DataPosition position() const override { return kafka_.position(); }
+  void seek(const data::DataPosition& position) override { kafka_.seek(position); }
+  void interrupt() override { kafka_.interrupt(); }
+
+ private:
+  stream::KafkaSource& kafka_;
+};
+
 }  // namespace
 
 KafkaBatchSource::KafkaBatchSource(const config::JobConfig& job, const train::Distribution& dist)
@@ -63,7 +77,6 @@ KafkaBatchSource::KafkaBatchSource(const config::JobConfig& job, const train::Di
 
 void KafkaBatchSource::start(const train::SourceStart& start) {
   const config::KafkaDataConfig& kc = job_.data.kafka;
-  const config::TrainingConfig& tc = job_.training;
   // Where to start: the checkpoint's applied progress per partition (the chief's, handed to
   // every worker, whichever partitions it gets), never the group's commits. The pipeline's
   // own position is not restored: the source skips what the checkpoint holds as applied, and
@@ -77,18 +90,34 @@ void KafkaBatchSource::start(const train::SourceStart& start) {
   }
   start_ = sync_.start(start_);
 
-  auto source = std::make_unique<stream::KafkaSource>(source_options(job_, start_.run_id));
-  stream::KafkaSource* kafka = kafka_ = source.get();
+  kafka_ = std::make_unique<stream::KafkaSource>(source_options(job_, start_.run_id));
+  stream::KafkaSource* kafka = kafka_.get();
   if (!start_.offsets.fields().empty()) kafka->seek(start_.offsets);
   sync_.await_assignment([kafka] { return !kafka->assignment().empty(); },
                          [kafka] { kafka->service(std::chrono::milliseconds(10)); }, std::chrono::seconds(60),
                          kc.topic);
-  data::PipelineBuilder builder = data::Pipeline::from(std::move(source));
+  build_pipeline();
+}
+
+void KafkaBatchSource::build_pipeline() {
+  const config::KafkaDataConfig& kc = job_.data.kafka;
+  const config::TrainingConfig& tc = job_.training;
+  data::PipelineBuilder builder = data::Pipeline::from(std::make_unique<BorrowedKafka>(*kafka_));
   if (job_.data.shuffle && kc.shuffle_buffer > 0)
     builder.shuffle_buffer(kc.shuffle_buffer, tc.seed + static_cast<std::uint64_t>(dist_.worker_index));
   if (!job_.data.schema.log1p.empty()) builder.map(log1p_columns(job_.data.schema));
   // Not drop_last: the last events of an idle stream are trained too, in a short batch.
   pipeline_.emplace(builder.batch(tc.batch, /*drop_last=*/false).prefetch(job_.data.prefetch).build());
+}
+
+void KafkaBatchSource::rewind(const data::DataPosition& offsets, std::int64_t generation) {
+  pipeline_.reset();  // joins the prefetch thread: nothing is inside the source's next() now
+  // Without a checkpoint: where this run started. Commits after the rewind carry a tag of
+  // their own (KafkaSource::rewind).
+  kafka_->rewind(offsets.fields().empty() ? start_.offsets : offsets,
+                 fmt::format("{}-g{}", start_.run_id, generation));
+  sync_.set_scope(generation);
+  build_pipeline();
 }
 
 void KafkaBatchSource::applied(const data::Batch& batch) { kafka_->applied(batch); }

@@ -5,7 +5,7 @@
 // worker owns partitions. next() gives nothing once the stream has been idle for
 // data.kafka.idle_timeout_s; the batch before that may be short. Progress is what the loop
 // reports applied (KafkaSource::applied_position), not what was read: records in the shuffle
-// buffer or the prefetch queue are read again after a restore.
+// buffer or the prefetch queue are read again after a restore, in place (rewind) or not.
 #pragma once
 
 #include <memory>
@@ -32,17 +32,28 @@ class KafkaBatchSource final : public train::BatchSource {
   // position() stays nullopt: the stream hooks save the workers' merged applied progress as
   // the checkpoint's "kafka" section instead (stream_hooks.h).
 
+  // The job rolled back in place to a checkpoint whose "kafka" section is `offsets` (empty:
+  // none, back to where this run started), in restore `generation`: the pipeline (shuffle
+  // buffer, prefetch) is torn down, the consumer seeks there, keeping its group membership
+  // and partitions, a new pipeline is built over it, and the barriers move to the
+  // generation's scope.
+  void rewind(const data::DataPosition& offsets, std::int64_t generation);
+
   // The checkpoint's "kafka" section this run restored (empty: none).
   const data::DataPosition& restored_offsets() const { return start_.offsets; }
   stream::KafkaSource& kafka() { return *kafka_; }
   StreamSync& sync() { return sync_; }
 
  private:
+  void build_pipeline();
+
   const config::JobConfig& job_;
   const train::Distribution& dist_;
   StreamSync sync_;
   StreamStart start_;
-  stream::KafkaSource* kafka_ = nullptr;  // owned by the pipeline
+  // Before the pipeline, which reads it through a borrowed handle: it outlives every pipeline
+  // built over it (a rewind builds a new one).
+  std::unique_ptr<stream::KafkaSource> kafka_;
   std::optional<data::Pipeline> pipeline_;
 };
 

@@ -7,6 +7,7 @@
 
 #include "train/training_state.h"
 #include "trib/stream/stream_counts.h"
+#include "trib/stream/stream_position.h"
 
 namespace trib::train_stream {
 namespace {
@@ -14,6 +15,22 @@ namespace {
 std::int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// What this worker counts as its own of a position's counts: its own, and the chief also
+// those of workers the job no longer has (a resume with fewer workers).
+stream::StreamCounts own_counts(const train::Distribution& dist, const data::DataPosition& position) {
+  stream::StreamCounts base;
+  for (const auto& [w, c] : stream::counts_in(position))
+    if (w == dist.worker_index || (dist.chief() && w >= dist.workers)) base += c;
+  return base;
+}
+
+// The "kafka" section among a restore's checkpoint sections (JSON text; empty: none).
+data::DataPosition kafka_section(const std::string& sections) {
+  if (sections.empty()) return {};
+  const nlohmann::json j = nlohmann::json::parse(sections);
+  return j.contains("kafka") ? train::data_position_from_json(j["kafka"]) : data::DataPosition{};
 }
 
 // P(class 1) from two-class logits: the prequential score.
@@ -42,6 +59,10 @@ void IdRecorder::step(std::int64_t step, const data::Batch& batch) {
   out_ << line << std::endl;
 }
 
+void IdRecorder::rewind(std::int64_t step) {
+  if (out_.is_open()) out_ << "rewind " << step << std::endl;
+}
+
 StreamHooks::StreamHooks(KafkaBatchSource& source, const std::filesystem::path& run_dir, bool record_ids,
                          monitor::MetricsRegistry* metrics)
     : source_(source), run_dir_(run_dir), record_ids_(record_ids) {
@@ -57,10 +78,7 @@ void StreamHooks::on_start(train::LoopContext& ctx) {
   ctx.progress.message(fmt::format("Kafka offsets restored: {}", restored.to_string()));
   // Counts continue from the checkpoint's; the chief takes over those of workers the resumed
   // job no longer has. Freshness leaves out the time the job was down.
-  stream::StreamCounts base;
-  for (const auto& [w, c] : stream::counts_in(restored))
-    if (w == dist.worker_index || (ctx.chief() && w >= dist.workers)) base += c;
-  metrics_.restore_counts(base);
+  metrics_.restore_counts(own_counts(dist, restored));
   metrics_.set_freshness_floor(wall_ms());
   if (gauges_) gauges_->set_freshness_floor(wall_ms());
 }
@@ -113,10 +131,44 @@ data::DataPosition StreamHooks::claim(const train::LoopContext& ctx) {
   return own;
 }
 
-void StreamHooks::checkpoint_and_commit(train::LoopContext& ctx, const data::DataPosition& offsets) {
+bool StreamHooks::checkpoint_and_commit(train::LoopContext& ctx, const data::DataPosition& offsets) {
   ctx.write_checkpoint({{"kafka", train::data_position_to_json(offsets)}});
+  // Not written (a full disk; a server lost while saving, the job then restores from the
+  // previous one): the group's offsets stay the previous checkpoint's.
+  if (ctx.saved_step != ctx.step) return false;
   if (std::string e = source_.kafka().commit(offsets); !e.empty())
     ctx.progress.message("Kafka commit failed (the checkpoint holds the offsets): " + e);
+  return true;
+}
+
+data::DataPosition StreamHooks::rewind_to(train::LoopContext& ctx, const std::string& sections, std::int64_t step) {
+  data::DataPosition offsets = kafka_section(sections);
+  if (offsets.fields().empty()) offsets = source_.restored_offsets();
+  metrics_.rewind_counts(own_counts(ctx.distribution, offsets));
+  ids_->rewind(step);
+  return offsets;
+}
+
+void StreamHooks::on_rewind(train::LoopContext& ctx, const update::Rewind& rewind) {
+  const data::DataPosition offsets = rewind_to(ctx, rewind.sections, rewind.step);
+  source_.rewind(offsets, rewind.generation);
+  ctx.progress.message(fmt::format("worker {}: Kafka positions rewound in place to step {} (restore generation {}): {}",
+                                   ctx.distribution.worker_index, rewind.step, rewind.generation,
+                                   offsets.fields().empty() ? std::string("where this run started")
+                                                            : offsets.to_string()));
+}
+
+data::DataPosition StreamHooks::adopt_after_end(train::LoopContext& ctx, const AnnouncedRestore& restore) {
+  const data::DataPosition offsets = rewind_to(ctx, restore.sections, restore.step);
+  source_.sync().set_scope(restore.generation);
+  ctx.progress.message(fmt::format("worker {}: the job rolled back to step {} (restore generation {}) after this "
+                                   "worker's last step: its events since then are left for the next --resume",
+                                   ctx.distribution.worker_index, restore.step, restore.generation));
+  // The chief restored the job from inside its finish(), which said done again itself.
+  if (!ctx.chief()) ctx.update.finish_after_restore();
+  data::DataPosition own = stream::progress_fields(offsets);
+  stream::save_counts(own, ctx.distribution.worker_index, metrics_.counts());
+  return own;
 }
 
 void StreamHooks::summarize(train::LoopContext& ctx, const data::DataPosition& merged) {
@@ -137,11 +189,15 @@ void StreamHooks::on_last_step(train::LoopContext& ctx) {
 
 void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
   StreamSync& sync = source_.sync();
-  const data::DataPosition own = claim(ctx);
+  data::DataPosition own = claim(ctx);
   if (!final) {
     if (ctx.chief()) {
-      checkpoint_and_commit(ctx, sync.gather(ctx.step, own));
-      sync.published(ctx.step);
+      const std::optional<data::DataPosition> merged = sync.gather(ctx.step, own);
+      if (!merged)
+        ctx.progress.message(fmt::format("step {}: no checkpoint: a worker found a parameter server lost, and the job "
+                                         "restores from the previous one",
+                                         ctx.step));
+      sync.published(ctx.step, merged && checkpoint_and_commit(ctx, *merged));
     } else if (sync.offer(ctx.step, own)) {
       source_.kafka().commit(own);
     }
@@ -150,13 +206,18 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
   // The last checkpoint: every worker has stopped, so the final claims are exact. The loop has
   // just had every worker report, so the chief collects all rows after the claims.
   if (ctx.chief()) {
+    if (std::optional<AnnouncedRestore> r = sync.newer_restore()) own = adopt_after_end(ctx, *r);
     const data::DataPosition merged = sync.gather_final(own);
     checkpoint_and_commit(ctx, merged);
     sync.published_final();
     summarize(ctx, merged);
-  } else if (sync.final_offsets(own)) {
-    source_.kafka().commit(own);
+    return;
   }
+  for (;;) {
+    if (std::optional<AnnouncedRestore> r = sync.newer_restore()) own = adopt_after_end(ctx, *r);
+    if (sync.final_offsets(own)) break;
+  }
+  source_.kafka().commit(own);
 }
 
 void StreamHooks::on_end(train::LoopContext& ctx) {

@@ -24,6 +24,9 @@ class IdRecorder {
  public:
   IdRecorder(const std::filesystem::path& run_dir, int worker, bool enabled);
   void step(std::int64_t step, const data::Batch& batch);
+  // "rewind <step>": the job rolled back to `step`; the lines above it for later steps were
+  // applied to a model the restore discarded (they are applied again below, or not at all).
+  void rewind(std::int64_t step);
 
  private:
   std::ofstream out_;
@@ -40,6 +43,9 @@ class StreamHooks final : public train::TrainingHooks {
   void on_skip(train::LoopContext& ctx, const data::Batch& batch) override;
   void on_report(train::LoopContext& ctx) override;
   void on_last_step(train::LoopContext& ctx) override;
+  // The job rolled back in place: the Kafka positions go back to the checkpoint's (in the
+  // restore's sections), inside this process, and so do the counts.
+  void on_rewind(train::LoopContext& ctx, const update::Rewind& rewind) override;
   void on_checkpoint(train::LoopContext& ctx, bool final) override;
   void on_end(train::LoopContext& ctx) override;
 
@@ -47,7 +53,15 @@ class StreamHooks final : public train::TrainingHooks {
   // This worker's claim for a checkpoint: applied progress per partition, and its counts.
   data::DataPosition claim(const train::LoopContext& ctx);
   // Chief: writes a checkpoint holding `offsets`; commits them to Kafka once it is published.
-  void checkpoint_and_commit(train::LoopContext& ctx, const data::DataPosition& offsets);
+  // Returns whether it was written.
+  bool checkpoint_and_commit(train::LoopContext& ctx, const data::DataPosition& offsets);
+  // A restore announced after this worker's last step: its updates since the checkpoint are
+  // gone and it takes no more steps, so its claim becomes the checkpoint's progress (the
+  // events after it are read by the next --resume). Returns that claim.
+  data::DataPosition adopt_after_end(train::LoopContext& ctx, const AnnouncedRestore& restore);
+  // The positions a restore goes back to: its checkpoint's "kafka" section, or where this run
+  // started when it has none. Counts and the id record go back with them.
+  data::DataPosition rewind_to(train::LoopContext& ctx, const std::string& sections, std::int64_t step);
   // Chief, at the end: the other workers' last rows and the summary line of `merged`'s counts.
   void summarize(train::LoopContext& ctx, const data::DataPosition& merged);
 

@@ -7,6 +7,7 @@
 #include "train/training_state.h"
 #include "trib/core/error.h"
 #include "trib/stream/stream_position.h"
+#include "trib/update/update_strategy.h"
 
 namespace trib::train_stream {
 
@@ -36,14 +37,18 @@ StreamSync::StreamSync(const train::Distribution& dist, std::chrono::millisecond
              "a stream job with {} workers needs the coordinator's store to agree on offsets", dist.workers);
 }
 
-std::string StreamSync::wait_any(const std::vector<std::string>& keys, std::string* which) {
+std::optional<std::string> StreamSync::wait_any(const std::vector<std::string>& keys, std::string* which,
+                                                const std::function<bool()>& give_way) {
+  // The restore keys are looked at less often than the barrier's own: each is a store lookup.
+  constexpr int kGiveWayEvery = 25;
   auto until = std::chrono::steady_clock::now() + timeout_;
-  for (;;) {
+  for (int round = 0;; ++round) {
     for (const std::string& k : keys)
       if (std::optional<std::string> v = dist_.lookup(k)) {
         if (which) *which = k;
-        return *v;
+        return v;
       }
+    if (give_way && round % kGiveWayEvery == 0 && give_way()) return std::nullopt;
     TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout,
                "worker {}: waited {} s for '{}' from the other workers of the stream job", dist_.worker_index,
                timeout_.count() / 1000, keys.front());
@@ -51,7 +56,35 @@ std::string StreamSync::wait_any(const std::vector<std::string>& keys, std::stri
   }
 }
 
+std::string StreamSync::key(const std::string& rest) const { return fmt::format("stream/g{}/{}", scope_, rest); }
+
+std::optional<AnnouncedRestore> StreamSync::newer_restore() const {
+  if (!dist_.lookup) return std::nullopt;
+  std::optional<std::string> text = dist_.lookup(update::kRestoreKey);
+  if (!text || text->empty()) return std::nullopt;
+  const nlohmann::json n = nlohmann::json::parse(*text, nullptr, false);
+  if (!n.is_object() || !n.value("generation", nlohmann::json()).is_number_integer()) return std::nullopt;
+  AnnouncedRestore r;
+  r.generation = n["generation"].get<std::int64_t>();
+  if (r.generation <= scope_) return std::nullopt;
+  r.step = n.value("step", std::int64_t{0});
+  if (n.contains("sections") && n["sections"].is_object()) r.sections = n["sections"].dump();
+  return r;
+}
+
+bool StreamSync::restore_wanted() const {
+  std::optional<std::string> v = dist_.lookup(update::kRestoreWantedKey);
+  if (!v || v->empty()) return false;
+  try {
+    return std::stoll(*v) >= scope_;  // a worker of this scope waits for a restore
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 StreamStart StreamSync::start(const StreamStart& chief_start) {
+  // A worker relaunched after a restore meets the others in the scope they rewound to.
+  if (std::optional<AnnouncedRestore> r = newer_restore()) scope_ = r->generation;
   if (dist_.workers == 1) return chief_start;
   if (dist_.chief()) {
     dist_.publish("stream/start/run_id", chief_start.run_id);
@@ -59,8 +92,8 @@ StreamStart StreamSync::start(const StreamStart& chief_start) {
     return chief_start;
   }
   StreamStart s;
-  s.run_id = wait_any({"stream/start/run_id"}, nullptr);
-  s.offsets = decode(wait_any({"stream/start/offsets"}, nullptr));
+  s.run_id = *wait_any({"stream/start/run_id"}, nullptr);
+  s.offsets = decode(*wait_any({"stream/start/offsets"}, nullptr));
   return s;
 }
 
@@ -87,34 +120,37 @@ void StreamSync::await_assignment(const std::function<bool()>& owns_partitions, 
 
 bool StreamSync::offer(std::int64_t step, const data::DataPosition& offsets) {
   if (dist_.workers == 1) return true;
-  dist_.publish(fmt::format("stream/pos/{}/{}", step, dist_.worker_index), encode(offsets));
+  dist_.publish(key(fmt::format("pos/{}/{}", step, dist_.worker_index)), encode(offsets));
   std::string which;
-  wait_any({fmt::format("stream/ckpt/{}", step), "stream/chief_ending"}, &which);
-  return which != "stream/chief_ending";
+  std::optional<std::string> v = wait_any({key(fmt::format("ckpt/{}", step)), "stream/chief_ending"}, &which,
+                                          [this] { return newer_restore().has_value(); });
+  return v && which != "stream/chief_ending" && *v == "1";
 }
 
-data::DataPosition StreamSync::gather(std::int64_t step, const data::DataPosition& own) {
+std::optional<data::DataPosition> StreamSync::gather(std::int64_t step, const data::DataPosition& own) {
   data::DataPosition merged = kafka_fields(own);
-  for (int w = 1; w < dist_.workers; ++w)
-    merge_newest(merged, decode(wait_any({fmt::format("stream/pos/{}/{}", step, w),
-                                                   fmt::format("stream/final/{}", w)},
-                                                  nullptr)));
+  for (int w = 1; w < dist_.workers; ++w) {
+    std::optional<std::string> v =
+        wait_any({key(fmt::format("pos/{}/{}", step, w)), key(fmt::format("final/{}", w))}, nullptr,
+                 [this] { return restore_wanted() || newer_restore().has_value(); });
+    if (!v) return std::nullopt;
+    merge_newest(merged, decode(*v));
+  }
   return merged;
 }
 
-void StreamSync::published(std::int64_t step) {
-  if (dist_.workers > 1) dist_.publish(fmt::format("stream/ckpt/{}", step), "1");
+void StreamSync::published(std::int64_t step, bool written) {
+  if (dist_.workers > 1) dist_.publish(key(fmt::format("ckpt/{}", step)), written ? "1" : "0");
 }
 
 bool StreamSync::final_offsets(const data::DataPosition& offsets) {
   if (dist_.workers == 1) return true;
-  dist_.publish(fmt::format("stream/final/{}", dist_.worker_index), encode(offsets));
-  wait_any({"stream/ckpt/final"}, nullptr);
-  return true;
+  dist_.publish(key(fmt::format("final/{}", dist_.worker_index)), encode(offsets));
+  return wait_any({key("ckpt/final")}, nullptr, [this] { return newer_restore().has_value(); }).has_value();
 }
 
 void StreamSync::published_final() {
-  if (dist_.workers > 1) dist_.publish("stream/ckpt/final", "1");
+  if (dist_.workers > 1) dist_.publish(key("ckpt/final"), "1");
 }
 
 void StreamSync::ending() {
@@ -125,7 +161,7 @@ data::DataPosition StreamSync::gather_final(const data::DataPosition& own) {
   ending();  // already said by the chief's last step; a caller that skipped it must not hang
   data::DataPosition merged = kafka_fields(own);
   for (int w = 1; w < dist_.workers; ++w)
-    merge_newest(merged, decode(wait_any({fmt::format("stream/final/{}", w)}, nullptr)));
+    merge_newest(merged, decode(*wait_any({key(fmt::format("final/{}", w))}, nullptr)));
   return merged;
 }
 

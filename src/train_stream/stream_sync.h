@@ -16,17 +16,35 @@
 //
 // At the start the chief publishes stream/start: the offsets to restore (from its
 // checkpoint, possibly none) and the run id that tags this incarnation's Kafka commits.
+//
+// Restores in place (a lost parameter server; update::kRestoreKey): the barrier keys are
+// scoped by the restore generation the workers rewound to (stream/g<G>/pos/<s>/<w>, ...; G = 0
+// before any), so that a step redone after a rollback meets only offers of its own pass. A
+// barrier wait gives way to a restore instead of waiting for a worker that went to rewind: a
+// non-chief's offer once a restore newer than its scope is announced (no checkpoint: it does
+// not commit), the chief's gather also when a worker waits for one (update::kRestoreWantedKey:
+// its step failed; the chief's next step meets the lost server and restores the job). The
+// chief then publishes the checkpoint as not written, releasing the others' offers.
+// stream/chief_ending is not scoped: a chief past its last step takes none again.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "trib/data/data_position.h"
 #include "trib/train/distribution.h"
 
 namespace trib::train_stream {
+
+// A restore announced by the chief (update::kRestoreKey).
+struct AnnouncedRestore {
+  std::int64_t generation = 0;
+  std::int64_t step = 0;
+  std::string sections;  // the checkpoint's manifest sections, JSON text; empty: none
+};
 
 struct StreamStart {
   std::string run_id;
@@ -48,18 +66,28 @@ class StreamSync {
   void await_assignment(const std::function<bool()>& owns_partitions, const std::function<void()>& service,
                         std::chrono::milliseconds limit, const std::string& topic);
 
+  // The restore generation the barriers are scoped by (0 before any): every worker moves to
+  // the restore's when it rewinds to it.
+  void set_scope(std::int64_t generation) { scope_ = generation; }
+  std::int64_t scope() const { return scope_; }
+  // The newest restore the chief announced, if it is newer than this scope.
+  std::optional<AnnouncedRestore> newer_restore() const;
+
   // Non-chief at checkpoint step s: hands over `offsets`, then waits until the chief has
-  // published the checkpoint. Returns true if it did (the caller may then commit to Kafka),
-  // false if the chief is ending and no checkpoint comes.
+  // published the checkpoint. Returns true if it wrote it (the caller may then commit to
+  // Kafka), false if it did not (a restore came first), or the chief is ending and no
+  // checkpoint comes.
   bool offer(std::int64_t step, const data::DataPosition& offsets);
   // Chief at checkpoint step s: its own offsets merged with every other worker's (their
-  // step-s offers, or their finals when they have stopped).
-  data::DataPosition gather(std::int64_t step, const data::DataPosition& own);
-  // Chief, after publishing checkpoint s.
-  void published(std::int64_t step);
+  // step-s offers, or their finals when they have stopped); nullopt when a worker waits for a
+  // restore instead (then no checkpoint: published(step, false)).
+  std::optional<data::DataPosition> gather(std::int64_t step, const data::DataPosition& own);
+  // Chief, after checkpoint s: whether it was written.
+  void published(std::int64_t step, bool written);
 
   // Non-chief at its end: hands over its final offsets and waits for the last checkpoint.
-  // Returns true once it is published (the caller may then commit to Kafka).
+  // Returns true once it is published (the caller may then commit to Kafka); false when a
+  // restore newer than this scope was announced first (the caller adopts it: newer_restore).
   bool final_offsets(const data::DataPosition& offsets);
   // Chief, once it takes no more steps: no periodic checkpoint comes any more (offer returns
   // false from here on). Idempotent.
@@ -70,10 +98,16 @@ class StreamSync {
   void published_final();
 
  private:
-  std::string wait_any(const std::vector<std::string>& keys, std::string* which);
+  // The first of `keys` that is set (its value; `which` names it), or nullopt once
+  // `give_way` says so (checked every few tens of ms). Timeout after timeout_.
+  std::optional<std::string> wait_any(const std::vector<std::string>& keys, std::string* which,
+                                      const std::function<bool()>& give_way = {});
+  std::string key(const std::string& rest) const;  // scoped: "stream/g<scope>/<rest>"
+  bool restore_wanted() const;
 
   const train::Distribution& dist_;
   std::chrono::milliseconds timeout_;
+  std::int64_t scope_ = 0;
 };
 
 // The stream fields of a position (stream::is_stream_field: Kafka progress and counts; a

@@ -15,12 +15,14 @@
 #include <string>
 
 #include "trib/net/transport.h"
+#include "trib/update/update_strategy.h"
 
 namespace trib::ps {
 
 // The chief's announcement: {"generation": G, "step": S, "checkpoint": "<dir>" or "" (the
-// initial values), "data_position": the checkpoint's (JSON, null without one), "lost": "ps 1"}.
-inline constexpr const char* kRestoreKey = "ps/restore";
+// initial values), "data_position": the checkpoint's (JSON, null without one), "sections": its
+// manifest sections (null without one), "lost": "ps 1"}.
+using update::kRestoreKey;
 // Where worker w says how many steps it redid after the restore of generation G.
 std::string redone_key(std::int64_t generation, int worker);
 

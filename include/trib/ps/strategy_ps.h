@@ -80,6 +80,7 @@ class PsUpdate final : public update::UpdateStrategy {
   std::int64_t start(VariableStore& vars, const Checkpoint* checkpoint) override;
   void save(CheckpointWriter& writer, const VariableStore& vars) override;
   void finish() override;
+  void finish_after_restore() override;
   void set_data_cursor(std::string cursor) override { cursor_ = std::move(cursor); }
   std::optional<std::string> resume_data_cursor() const override { return resume_cursor_; }
   std::string report() const override { return report_; }

@@ -136,6 +136,12 @@ class KafkaSource final : public data::ExampleSource {
   // applied are skipped. InvalidArgument for a position of another topic.
   void seek(const data::DataPosition& position) override;
   void interrupt() override;
+  // The job rolled back in place (a lost parameter server restored from a checkpoint): once
+  // the pipeline over this source is torn down (nothing inside next()), clears its interrupt,
+  // seeks to `position` and tags later commits with `run_id` (a partition moved between
+  // members after the rewind must not continue from a commit made before it). The consumer
+  // stays in its group: no rebalance.
+  void rewind(const data::DataPosition& position, const std::string& run_id);
 
   // Takes what the broker has delivered, waiting up to `wait`, and hands nothing out: this
   // serves rebalances (librdkafka runs them inside a poll) for a caller that must wait for

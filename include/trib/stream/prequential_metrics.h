@@ -50,6 +50,9 @@ class PrequentialMetrics {
   void set_dead_lettered(std::int64_t poison) { counts_.dead_lettered = poison; }
   // A resumed job continues its counts from the checkpoint's.
   void restore_counts(const StreamCounts& saved) { restored_ = saved; }
+  // The job rolled back in place to a checkpoint: counts() is `saved` again, and goes on
+  // from there (the rolling window keeps the scores it saw: they were scored before training).
+  void rewind_counts(const StreamCounts& saved);
   // These counts, restored ones included ("examples" in to_json is their `trained`).
   StreamCounts counts() const;
   // Events older than `ms` count their freshness from it: a resumed job sets its start, so

@@ -41,6 +41,10 @@ PartitionOffsets offsets_of(const data::DataPosition& position, std::string_view
 void set_progress(data::DataPosition& position, std::string_view topic, const PartitionProgressMap& progress);
 PartitionProgressMap progress_in(const data::DataPosition& position, std::string_view topic);
 
+// The Kafka progress fields of `position` ("kafka."), without the counts: a restored
+// checkpoint's progress that one worker claims as its own, with its own counts added.
+data::DataPosition progress_fields(const data::DataPosition& position);
+
 // `into` plus the stream fields of `from` (is_stream_field), for workers' claims: a partition
 // both hold is merged by merge_claims (it moved between workers within a run); other fields
 // of `from` replace those of `into`.

@@ -41,7 +41,20 @@ struct Rewind {
   std::int64_t step = 0;
   std::string data_position;
   std::string why;  // one line for the log
+  // The restore's generation, and the restored checkpoint's manifest sections (a JSON object
+  // as text; empty: no checkpoint, the initial values): a job that keeps positions of its own
+  // in a section (a stream's Kafka offsets, "kafka") rewinds them too (TrainingHooks::on_rewind).
+  std::int64_t generation = 0;
+  std::string sections;
 };
+
+// Where the chief announces a job restore in the coordinator's store: {"generation",
+// "step", "checkpoint", "data_position", "sections", "lost"} (ps/ps_recovery.h). A worker
+// that found a server lost and waits for that announcement says so under kRestoreWantedKey
+// (the generation of the last restore it rewound to, 0 before any): a chief waiting for that
+// worker at a barrier of its own (a stream's checkpoint) gives way instead of waiting forever.
+inline constexpr const char* kRestoreKey = "ps/restore";
+inline constexpr const char* kRestoreWantedKey = "ps/restore/wanted";
 
 class UpdateStrategy {
  public:
@@ -62,6 +75,10 @@ class UpdateStrategy {
   virtual void save(CheckpointWriter& writer, const VariableStore& vars);
   // After the last step: flush, leave the group, report. Called on every worker.
   virtual void finish() {}
+  // After finish(), on a worker other than the chief: the job was restored since (a lost
+  // parameter server, restore announced under kRestoreKey), and this worker, done, says so
+  // again to the restored servers, so that the chief does not wait for it.
+  virtual void finish_after_restore() {}
   // A few lines for the end-of-run summary (per-PS load, staleness); empty by default.
   virtual std::string report() const { return ""; }
 

@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -78,9 +81,12 @@ nlohmann::json checkpoint_section(const fs::path& run_dir, int step, const std::
   return {};
 }
 
-// Per run (in file order), per worker file: the lines "step id id ...".
+// Per run (in file order), per worker file: the lines "step id id ...". A line "rewind S"
+// (the job rolled back in place to step S) drops the worker's lines of that run for steps
+// after S: their updates went with the servers' rollback.
 struct AppliedIds {
   std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> runs;  // (step, id)
+  int rewinds = 0;
 };
 AppliedIds read_ids(const fs::path& run_dir, int workers) {
   AppliedIds out;
@@ -88,10 +94,21 @@ AppliedIds read_ids(const fs::path& run_dir, int workers) {
     std::ifstream in(run_dir / "stream_ids" / ("worker-" + std::to_string(w) + ".txt"));
     std::string line;
     int run = -1;
+    std::size_t begin = 0;  // this worker's first entry in out.runs[run]
     while (std::getline(in, line)) {
       if (line.starts_with("run ")) {
         ++run;
         if (static_cast<int>(out.runs.size()) <= run) out.runs.resize(run + 1);
+        begin = out.runs[run].size();
+        continue;
+      }
+      if (line.starts_with("rewind ")) {
+        const std::int64_t to = std::stoll(line.substr(7));
+        auto& entries = out.runs[run];
+        entries.erase(std::remove_if(entries.begin() + static_cast<std::ptrdiff_t>(begin), entries.end(),
+                                     [to](const auto& e) { return e.first > to; }),
+                      entries.end());
+        ++out.rewinds;
         continue;
       }
       std::istringstream ls(line);
@@ -228,6 +245,34 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerRestartsFromItsCheckpointExac
   fs::remove_all(out);
 }
 
+// Waits (polling, up to 60 s) until a line of `file` starts with `prefix`.
+void wait_for_line(const fs::path& file, const std::string& prefix) {
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+       std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(std::chrono::milliseconds(5))) {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);)
+      if (line.starts_with(prefix)) return;
+  }
+}
+
+// When a step line follows the `nth` line starting with `marker` in a worker's id record
+// ("rewind ": its rewind in place; "run ": its process's start), polled; the epoch after 60 s.
+std::chrono::steady_clock::time_point first_step_after(const fs::path& file, const std::string& marker, int nth) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < until) {
+    std::ifstream in(file);
+    std::string line;
+    int seen = 0;
+    while (std::getline(in, line)) {
+      if (line.starts_with(marker)) ++seen;
+      else if (seen >= nth && !line.empty() && std::isdigit(static_cast<unsigned char>(line[0])))
+        return std::chrono::steady_clock::now();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return {};
+}
+
 // Half the events are in the topic before the job starts; it is killed (SIGKILL to the
 // launcher, whose children follow it) once a periodic checkpoint exists, long before the
 // 3 s of idleness that would end it; the other half is produced while nothing runs; the
@@ -238,12 +283,16 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerRestartsFromItsCheckpointExac
 // checkpoint interval in steps.
 // `scattered`: the checkpoint must hold applied offsets above a low watermark (a shuffle
 // buffer was mid-window), so the test exercises what it is about.
-// `victim`: "launcher" (SIGKILL to `trib train`; its children follow), or "ps0": the job
-// loses its server and restarts all its processes from the newest checkpoint by itself (a
-// stream job's Kafka positions do not roll back in place with a servers' restore), then ends
-// when the stream goes idle; the second half then goes to a --resume as before.
+// `kill_after` (ps0 only): how long after that checkpoint the server is killed.
+// `victim`: "launcher" (SIGKILL to `trib train`; its children follow); "worker0": the job
+// loses its chief and restarts all its processes from the newest checkpoint by itself, then
+// ends when the stream goes idle; or "ps0": the job loses its server, which is relaunched and
+// restored from the newest checkpoint while the workers rewind their Kafka positions in
+// place (no worker restarts), and goes on until the stream goes idle. Either way the second
+// half then goes to a --resume as before.
 void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<std::string> settings, int every,
-                                         std::int64_t batch, bool scattered, const std::string& victim = "launcher") {
+                                         std::int64_t batch, bool scattered, const std::string& victim = "launcher",
+                                         std::chrono::milliseconds kill_after = {}) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
   const std::int64_t half = 4000, n = 2 * half;
   std::atomic<bool> stop{false};
@@ -257,24 +306,93 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
     a.insert(a.end(), settings.begin(), settings.end());
     return a;
   };
-  pid_t server = 0;
-  const std::regex started_ps0(R"(started ps0 \(pid (\d+)\))");
+  // "ps0-at-barrier": worker 1 is stopped (SIGSTOP) after the first checkpoint, the chief goes
+  // on to the next one and waits at its barrier for worker 1's offer; the server is killed
+  // then, and worker 1 continued: its step finds the server lost, and the chief's wait must
+  // give way to the restore.
+  const bool at_barrier = victim == "ps0-at-barrier";
+  const std::string process = at_barrier ? "ps0" : victim;
+  const bool in_place = process == "ps0";
+  pid_t pid = 0, worker1 = 0;
+  const std::regex started_victim("started .*" + process + R"( \(pid (\d+)\))");
+  const std::regex started_worker1(R"(started .*worker1 \(pid (\d+)\))");
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point killed_at, rewound_at;
+  std::thread watcher;
   TribRun first = run_trib(extra({"train", kExample, "--output", out.string()}), std::chrono::seconds(90),
                       [&](const std::string& line, testing::Trib& p) {
                         std::smatch m;
-                        if (std::regex_search(line, m, started_ps0) && server == 0)
-                          server = static_cast<pid_t>(std::stol(m[1]));
-                        if (!killed && newest_checkpoint(out) >= 2 * every) {
-                          if (victim == "launcher") p.signal(SIGKILL);
-                          else ASSERT_EQ(::kill(server, SIGKILL), 0) << "no pid for ps0 in the output";
+                        if (pid == 0 && std::regex_search(line, m, started_victim))
+                          pid = static_cast<pid_t>(std::stol(m[1]));
+                        if (worker1 == 0 && std::regex_search(line, m, started_worker1))
+                          worker1 = static_cast<pid_t>(std::stol(m[1]));
+                        if (!killed && at_barrier && newest_checkpoint(out) >= every) {
                           killed = true;
+                          ASSERT_NE(pid, 0) << "no pid for ps0 in the output";
+                          ASSERT_NE(worker1, 0) << "no pid for worker1 in the output";
+                          ::kill(worker1, SIGSTOP);
+                          watcher = std::thread([&, server = pid, stopped = worker1] {
+                            // The chief's step at the next checkpoint is applied: it waits at the barrier.
+                            wait_for_line(out / "stream_ids" / "worker-0.txt", std::to_string(2 * every) + " ");
+                            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                            killed_at = Clock::now();
+                            ::kill(server, SIGKILL);
+                            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                            ::kill(stopped, SIGCONT);
+                            rewound_at = first_step_after(out / "stream_ids" / "worker-0.txt", "rewind ", 1);
+                          });
+                          return;
+                        }
+                        if (!killed && newest_checkpoint(out) >= 2 * every) {
+                          killed = true;
+                          if (victim != "launcher") {
+                            // `kill_after` past the checkpoint, so that the workers have steps to redo;
+                            // then measured, not asserted: the kill to the chief's next applied step
+                            // (after its rewind in place, or in the restarted job).
+                            ASSERT_NE(pid, 0) << "no pid for " << victim << " in the output";
+                            watcher = std::thread([&, victim_pid = pid] {
+                              std::this_thread::sleep_for(kill_after);
+                              killed_at = Clock::now();
+                              ::kill(victim_pid, SIGKILL);
+                              rewound_at = first_step_after(out / "stream_ids" / "worker-0.txt",
+                                                            in_place ? "rewind " : "run ", in_place ? 1 : 2);
+                            });
+                            return;
+                          }
+                          p.signal(SIGKILL);
                         }
                       });
+  if (watcher.joinable()) watcher.join();
   ASSERT_TRUE(killed) << first.output;
   int checkpoint = -1;  // the one the lost incarnation's events are counted up to
-  if (victim == "ps0") {
+  if (in_place) {
+    // In place: the server relaunched and restored, both workers rewound, none restarted.
     ASSERT_EQ(first.exit_code, 0) << first.output;
-    EXPECT_NE(first.output.find("trib: error: ps0 "), std::string::npos) << first.output;
+    EXPECT_NE(first.output.find("local cluster: ps0 relaunched"), std::string::npos) << first.output;
+    EXPECT_EQ(first.output.find("restarting the job"), std::string::npos) << first.output;
+    EXPECT_NE(first.output.find("parameter server restores: 1"), std::string::npos) << first.output;
+    std::smatch m;
+    for (int w = 0; w < 2; ++w)
+      EXPECT_NE(first.output.find("worker " + std::to_string(w) + ": Kafka positions rewound in place"),
+                std::string::npos)
+          << first.output;
+    ASSERT_TRUE(std::regex_search(first.output, m, std::regex(R"(every server reloaded checkpoint \S+ckpt-0*(\d+) )")))
+        << first.output;
+    checkpoint = std::stoi(m[1]);
+    if (at_barrier) {
+      EXPECT_EQ(checkpoint, every) << first.output;
+      EXPECT_NE(first.output.find("no checkpoint: a worker found a parameter server lost"), std::string::npos)
+          << "the chief's barrier gave way\n" << first.output;
+    }
+    // Not a timing assertion: what a reader of the test log wants to know.
+    if (std::regex_search(first.output, m, std::regex(R"(steps redone in all: (\d+))")))
+      std::printf("[ measured ] in-place rewind: steps redone %s, kill to the chief's next applied step %.2f s\n",
+                  m[1].str().c_str(),
+                  rewound_at == Clock::time_point{} ? -1.0
+                                                    : std::chrono::duration<double>(rewound_at - killed_at).count());
+  } else if (victim == "worker0") {
+    ASSERT_EQ(first.exit_code, 0) << first.output;
+    EXPECT_NE(first.output.find("trib: error: worker0 "), std::string::npos) << first.output;
     EXPECT_NE(first.output.find("a stream job restarts all its processes"), std::string::npos) << first.output;
     EXPECT_NE(first.output.find("restarting the job from its newest checkpoint (1 of 3)"), std::string::npos)
         << first.output;
@@ -282,6 +400,8 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
     ASSERT_TRUE(std::regex_search(first.output, m, std::regex(R"(resumed from \S+ckpt-0*(\d+) at step)")))
         << first.output;
     checkpoint = std::stoi(m[1]);
+    std::printf("[ measured ] whole-job restart: kill to the chief's next applied step %.2f s\n",
+                rewound_at == Clock::time_point{} ? -1.0 : std::chrono::duration<double>(rewound_at - killed_at).count());
   } else {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     checkpoint = newest_checkpoint(out);
@@ -301,10 +421,14 @@ void expect_kill_and_resume_exactly_once(const std::string& name, std::vector<st
   EXPECT_NE(second.output.find("Kafka offsets restored"), std::string::npos) << second.output;
 
   AppliedIds ids = read_ids(out, 2);
-  ASSERT_EQ(ids.runs.size(), victim == "ps0" ? 3u : 2u);  // the restarted incarnation writes a run of its own
+  // The restarted incarnation writes a run of its own; workers rewound in place do not.
+  ASSERT_EQ(ids.runs.size(), victim == "worker0" ? 3u : 2u);
+  if (in_place) {
+    EXPECT_EQ(ids.rewinds, 2) << "each worker's record says where it rewound";
+  }
   std::map<std::int64_t, int> seen;
   for (auto [step, id] : ids.runs[0])
-    if (step <= checkpoint) ++seen[id];
+    if (step <= checkpoint || in_place) ++seen[id];
   const std::int64_t before = static_cast<std::int64_t>(seen.size());
   EXPECT_GE(before, 2 * checkpoint * batch) << "both workers' steps up to the checkpoint";
   for (std::size_t run = 1; run < ids.runs.size(); ++run)
@@ -332,11 +456,84 @@ TEST(StreamTraining, AJobWithTheExamplesShuffleBufferResumesExactlyOnce) {
   expect_kill_and_resume_exactly_once("resume-shuffled", {"--set", "data.kafka.shuffle_buffer=512"}, 100, 4, true);
 }
 
-// A lost parameter server restarts the whole stream job from its newest checkpoint (rather
-// than the servers' restore in place, which would discard updates whose events the Kafka
-// positions hold as applied): every event exactly once, across the restart and a --resume.
-TEST(StreamTraining, AJobThatLosesItsServerRestartsFromItsCheckpointExactlyOnce) {
-  expect_kill_and_resume_exactly_once("resume-lost-server", {}, 100, 1, false, "ps0");
+// A lost parameter server is relaunched and restored from the newest checkpoint while both
+// workers rewind their Kafka positions in place (their processes go on): every event
+// exactly once relative to the restored model, across the rewind and a --resume.
+TEST(StreamTraining, AJobThatLosesItsServerRewindsItsKafkaPositionsInPlaceExactlyOnce) {
+  expect_kill_and_resume_exactly_once("rewind-lost-server", {}, 100, 1, false, "ps0", std::chrono::milliseconds(300));
+}
+
+// The same with the server killed while the chief waits at a checkpoint's barrier for a
+// worker whose next step then finds the server lost: the barrier gives way to the restore
+// (no deadlock), that checkpoint is not written, and the job rewinds to the one before.
+// Worker 1 is stopped meanwhile for a few seconds: the group's session and the peer timeout
+// are set above that.
+TEST(StreamTraining, AJobThatLosesItsServerWhileAtACheckpointBarrierRewindsInPlaceExactlyOnce) {
+  expect_kill_and_resume_exactly_once("rewind-at-barrier",
+                                      {"--set", "data.kafka.properties={\"session.timeout.ms\": \"20000\"}", "--set",
+                                       "cluster.peer_timeout_ms=30000"},
+                                      100, 1, false, "ps0-at-barrier");
+}
+
+// All events on one partition: one worker's stream is idle from the start and it ends (the
+// chief: it waits in its finish for the other; the other: at its final barrier). The server
+// is lost while the other still trains: the job is restored in place, the one training
+// rewinds, and the one that had ended takes the restore at its end (its claim goes back to
+// the checkpoint's; it had trained nothing since). Every event once, both assignments.
+TEST(StreamTraining, AWorkerThatHadEndedTakesAnInPlaceRestoreAtItsEnd) {
+  for (std::int32_t partition : {0, 3}) {
+    stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
+    std::atomic<bool> stop{false};
+    const std::int64_t n = 2000;
+    stream::ProduceOptions o = produce_options(broker.bootstrap(), n, 0);
+    o.partition = partition;
+    ASSERT_EQ(stream::produce_events(o, stop).delivered, n);
+    fs::path out = fresh_dir("ended-then-restored");
+    std::vector<std::string> a = job_args(broker.bootstrap(), {"train", kExample, "--output", out.string()});
+    a.insert(a.end(), {"--set", "training.checkpoint_every=100", "--set", "data.kafka.idle_timeout_s=1"});
+    const std::regex started_ps0(R"(started ps0 \(pid (\d+)\))");
+    pid_t server = 0;
+    std::thread killer;
+    TribRun r = run_trib(a, std::chrono::seconds(120), [&](const std::string& line, testing::Trib&) {
+      std::smatch m;
+      if (server == 0 && std::regex_search(line, m, started_ps0)) {
+        server = static_cast<pid_t>(std::stol(m[1]));
+        // Once the worker that has the events is 300 steps in (the other has ended by then).
+        killer = std::thread([&out, pid = server] {
+          for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+               std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(std::chrono::milliseconds(5))) {
+            bool there = false;
+            for (int w = 0; w < 2 && !there; ++w) {
+              std::ifstream in(out / "stream_ids" / ("worker-" + std::to_string(w) + ".txt"));
+              for (std::string l; !there && std::getline(in, l);) there = l.starts_with("300 ");
+            }
+            if (there) break;
+          }
+          ::kill(pid, SIGKILL);
+        });
+      }
+    });
+    if (killer.joinable()) killer.join();
+    ASSERT_EQ(r.exit_code, 0) << "events on partition " << partition << "\n" << r.output;
+    EXPECT_NE(r.output.find("parameter server restores: 1"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("after this worker's last step"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+    AppliedIds ids = read_ids(out, 2);
+    ASSERT_EQ(ids.runs.size(), 1u) << "no process restarted";
+    std::map<std::int64_t, int> seen;
+    for (auto [step, id] : ids.runs[0]) ++seen[id];
+    EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n) << "events on partition " << partition << "\n" << r.output;
+    for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+    EXPECT_EQ(last_metrics_line(out)["trained"], n);
+    fs::remove_all(out);
+  }
+}
+
+// The fallback: a lost chief (it owns the checkpoints; it is not relaunched) restarts the
+// whole stream job from its newest checkpoint: every event exactly once, across the restart
+// and a --resume.
+TEST(StreamTraining, AJobThatLosesItsChiefRestartsFromItsCheckpointExactlyOnce) {
+  expect_kill_and_resume_exactly_once("resume-lost-chief", {}, 100, 1, false, "worker0", std::chrono::milliseconds(300));
 }
 
 // The shipped example as it is (shuffle buffer 512, batch 64), ended by idleness: every

@@ -214,6 +214,8 @@ TEST(PsRestore, ALostServerIsRestoredFromTheNewestCheckpointAndEveryWorkerRedoes
   EXPECT_EQ(n["step"], 20);
   EXPECT_NE(n["checkpoint"].get<std::string>().find("ckpt-20"), std::string::npos) << *notice;
   EXPECT_EQ(n["lost"], "ps 1");
+  // The checkpoint's manifest sections travel with it (a stream job's Kafka offsets are one).
+  EXPECT_TRUE(n["sections"].is_object()) << *notice;
   const std::int64_t g = n["generation"].get<std::int64_t>();
   EXPECT_EQ(cluster.lookup(redone_key(g, 0)), "5");
   EXPECT_TRUE(cluster.lookup(redone_key(g, 1)).has_value());
@@ -231,6 +233,7 @@ TEST(PsRestore, WithNoCheckpointYetTheJobRestartsFromTheInitialValuesAtStepZero)
   EXPECT_EQ(n["step"], 0);
   EXPECT_EQ(n["checkpoint"], "") << "the initial values";
   EXPECT_TRUE(n["data_position"].is_null());
+  EXPECT_TRUE(n["sections"].is_null()) << "no checkpoint, no sections";
   fs::remove_all(out);
 }
 
