@@ -52,7 +52,8 @@ TEST(Dashboard, LoadsWithoutConsoleErrorsShowsEveryWorkerAndItsCurvesAdvance) {
   const std::string program = find_program("chromium");
   ASSERT_FALSE(program.empty()) << "chromium is missing: scripts/install-deps.sh test installs it";
   TempDir dir("dashboard");
-  const int base = free_port();
+  const int base = free_port_run(4);  // the launcher, ps 0, workers 0 and 1 (base + 1 + ...)
+  ASSERT_GT(base, 0);
   std::string job = tiny_job("cluster: {ps: 1, workers: 2}\n");
   // Long enough to outlast the checks; stopped at the end.
   job.replace(job.find("training: {steps: 40,"), 21, "training: {steps: 200000, eval_every: 500,");
