@@ -39,6 +39,7 @@
 #include "trib/monitor/cluster_status.h"
 #include "trib/monitor/metrics_registry.h"
 #include "trib/monitor/metrics_server.h"
+#include "train/step_series.h"
 #include "trib/train/trainer.h"
 
 namespace {
@@ -136,43 +137,16 @@ Timing run(const config::JobConfig& job, bool on, const fs::path& dir) {
   return {wall > 0 ? steps * double(job.training.batch) / wall : 0, (c1 - c0) / steps};
 }
 
-// The series a worker's step feeds (train/observed_hooks.cc), updated as a step updates them.
-struct StepSeries {
-  explicit StepSeries(monitor::MetricsRegistry& r)
-      : steps(r.counter("trib_steps_total", "")),
-        examples(r.counter("trib_examples_total", "")),
-        step(r.gauge("trib_step", "")),
-        loss(r.gauge("trib_loss", "")),
-        lr(r.gauge("trib_learning_rate", "")),
-        wait(r.histogram("trib_step_seconds", "", monitor::seconds_buckets(), {{"phase", "wait"}})),
-        compute(r.histogram("trib_step_seconds", "", monitor::seconds_buckets(), {{"phase", "compute"}})),
-        exchange(r.histogram("trib_step_seconds", "", monitor::seconds_buckets(), {{"phase", "exchange"}})) {
-    r.gauge("trib_images_per_second", "");
-    r.counter("trib_skipped_steps_total", "");
-    r.histogram("trib_checkpoint_seconds", "", monitor::seconds_buckets());
-    r.gauge("trib_generation", "");
-  }
-  monitor::Counter &steps, &examples;
-  monitor::Gauge &step, &loss, &lr;
-  monitor::Histogram &wait, &compute, &exchange;
-};
 
 // ns per step of the updates, median of 5 timings of 1M steps.
-double per_step_ns(StepSeries& s) {
+double per_step_ns(train::StepSeries& s) {
   std::vector<double> ns;
   volatile std::int64_t sink = 0;
   for (int rep = 0; rep < 5; ++rep) {
     constexpr int kSteps = 1'000'000;
     const Clock::time_point t0 = Clock::now();
     for (int i = 0; i < kSteps; ++i) {
-      s.steps.add(1);
-      s.examples.add(128);
-      s.step.set(double(i));
-      s.loss.set(0.5);
-      s.lr.set(0.001);
-      s.wait.observe(1e-5 * (i & 7));
-      s.compute.observe(0.002);
-      s.exchange.observe(0.0005);
+      s.record({128, double(i), 0.5, 0.001, 1e-5 * (i & 7), 0.002, 0.0005});  // what ObservedHooks records
       sink = sink + Clock::now().time_since_epoch().count();  // the rate window's clock read
     }
     ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / kSteps);
@@ -199,7 +173,7 @@ int main(int argc, char** argv) {
 
   // The monitoring code alone.
   monitor::MetricsRegistry reg(monitor::Labels{{"role", "worker"}, {"index", "0"}});
-  StepSeries series(reg);
+  train::StepSeries series(reg);
   const double step_ns = per_step_ns(series);
   std::vector<double> render_us, scrape_cpu_us;
   for (int i = 0; i < 200; ++i) {

@@ -14,29 +14,6 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 }  // namespace
 
-// Looked up once: a step then costs a few atomics and three short histogram locks.
-struct ObservedHooks::Series {
-  explicit Series(monitor::MetricsRegistry& r)
-      : steps(r.counter("trib_steps_total", "Training steps this worker applied.")),
-        skipped(r.counter("trib_skipped_steps_total", "Steps skipped for a non-finite gradient.")),
-        examples(r.counter("trib_examples_total", "Examples in the steps this worker applied.")),
-        step(r.gauge("trib_step", "The step this worker is at.")),
-        loss(r.gauge("trib_loss", "The last step's training loss (batch mean).")),
-        lr(r.gauge("trib_learning_rate", "The learning rate of the next step.")),
-        rate(r.gauge("trib_images_per_second", "Examples per second over the last second or more.")),
-        wait(r.histogram("trib_step_seconds", "Time per step, by phase: wait (for the batch), compute (forward and "
-                                              "backward), exchange (the strategy's apply: push/pull or allreduce, and "
-                                              "the optimizer).",
-                         monitor::seconds_buckets(), {{"phase", "wait"}})),
-        compute(r.histogram("trib_step_seconds", "", monitor::seconds_buckets(), {{"phase", "compute"}})),
-        exchange(r.histogram("trib_step_seconds", "", monitor::seconds_buckets(), {{"phase", "exchange"}})),
-        checkpoint(r.histogram("trib_checkpoint_seconds",
-                               "Checkpoint durations (the chief writes; other workers agree on what it holds).",
-                               monitor::seconds_buckets())) {}
-  monitor::Counter &steps, &skipped, &examples;
-  monitor::Gauge &step, &loss, &lr, &rate;
-  monitor::Histogram &wait, &compute, &exchange, &checkpoint;
-};
 
 double gradient_norm(const std::vector<update::GradTensor>& grads) {
   double sum = 0;
@@ -49,7 +26,7 @@ double gradient_norm(const std::vector<update::GradTensor>& grads) {
 
 ObservedHooks::ObservedHooks(TrainingHooks& inner, monitor::MetricsRegistry* metrics)
     : inner_(inner), metrics_(metrics) {
-  if (metrics_ != nullptr) series_ = std::make_shared<Series>(*metrics_);
+  if (metrics_ != nullptr) series_ = std::make_shared<StepSeries>(*metrics_);
 }
 
 void ObservedHooks::on_start(LoopContext& ctx) {
@@ -74,15 +51,9 @@ void ObservedHooks::on_start(LoopContext& ctx) {
 void ObservedHooks::on_step(LoopContext& ctx, const data::Batch& batch, const StepResult& result) {
   inner_.on_step(ctx, batch, result);
   if (series_) {
-    Series& s = *series_;
-    s.steps.add(1);
-    s.examples.add(double(batch.rows()));
-    s.step.set(double(ctx.step));
-    s.loss.set(result.loss);
-    s.lr.set(ctx.update.learning_rate(ctx.step));
-    s.wait.observe(ctx.timing.wait_s);
-    s.compute.observe(ctx.timing.compute_s);
-    s.exchange.observe(ctx.timing.exchange_s);
+    StepSeries& s = *series_;
+    s.record({double(batch.rows()), double(ctx.step), result.loss, ctx.update.learning_rate(ctx.step),
+              ctx.timing.wait_s, ctx.timing.compute_s, ctx.timing.exchange_s});
     const Clock::time_point now = Clock::now();
     if (const double dt = seconds(now - rate_since_); dt >= 1.0) {
       s.rate.set(double(ctx.examples - rate_examples_) / dt);

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "train/row_relay.h"
+#include "train/step_series.h"
 #include "train/training_hooks.h"
 #include "trib/monitor/metrics_registry.h"
 #include "trib/tensorboard/tfevents_writer.h"
@@ -32,14 +33,13 @@ class ObservedHooks final : public TrainingHooks {
   void on_end(LoopContext& ctx) override;
 
  private:
-  struct Series;  // the registry's series this process feeds
   void write_row(LoopContext& ctx, const StepResult& result);
   void collect_rows(LoopContext& ctx);
   void row_scalars(const nlohmann::json& row);
 
   TrainingHooks& inner_;
   monitor::MetricsRegistry* metrics_;
-  std::shared_ptr<Series> series_;
+  std::shared_ptr<StepSeries> series_;  // the registry's series this process feeds
   std::optional<RowRelay> relay_;
   std::optional<tensorboard::TfEventsWriter> events_;  // the chief's
   // images/s over the window since the last row (or the last gauge update)
