@@ -14,7 +14,7 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr char kPlanKey[] = "allreduce/plan";
-// Set by the chief once its training is over: no group will take a joiner any more.
+// Set by the leader once its training is over: no group will take a joiner any more.
 constexpr char kFinishedKey[] = "allreduce/finished";
 
 // Where worker `index` of the group of generation `generation` listens. Generation 0 is the
@@ -35,12 +35,12 @@ AllreduceMembership::AllreduceMembership(AllreduceMembershipOptions options) : o
   TRIB_CHECK(o_.member != nullptr && o_.transport != nullptr && o_.published && o_.log != nullptr, InvalidArgument,
              "AllreduceMembership needs a member, a transport, an address function and a log");
   // The chief writes the first plan once the first group exists: a worker that finds one came
-  // after the start (a relaunched process).
-  joining_ = !chief() && read_plan().has_value();
+  // after the start (a relaunched process, the chief's included).
+  joining_ = read_plan().has_value();
 }
 
 AllreduceMembership::~AllreduceMembership() {
-  if (chief() && !members_.empty()) {
+  if (leads_current()) {
     try {
       o_.member->store().set(kFinishedKey, "1");  // a joiner still waiting gives up
     } catch (const Error&) {
@@ -59,10 +59,10 @@ std::shared_ptr<collectives::Group> AllreduceMembership::form() {
   GroupPlan plan{0, {}};
   for (int w = 0; w < o_.member->membership().workers; ++w) plan.workers.push_back(w);
   std::shared_ptr<collectives::Group> g = try_form(plan, [] { return false; });
-  if (chief()) {
-    write_plan(plan);
-    watcher_ = std::thread([this] { watch_joiners(); });
-  }
+  if (self() == 0) write_plan(plan);
+  // Every member watches: whoever leads the current group (the chief, or while it is away the
+  // lowest survivor) takes joiners in.
+  watcher_ = std::thread([this] { watch_joiners(); });
   return g;
 }
 
@@ -78,13 +78,16 @@ std::shared_ptr<collectives::Group> AllreduceMembership::join() {
     std::optional<GroupPlan> plan = read_plan();
     if (plan && plan->generation > seen && contains(plan->workers, self())) {
       const std::int64_t g = plan->generation;
-      if (auto group = try_form(*plan, [&] { auto p = read_plan(); return p && p->generation > g; })) return group;
+      if (auto group = try_form(*plan, [&] { auto p = read_plan(); return p && p->generation > g; })) {
+        if (!watcher_.joinable()) watcher_ = std::thread([this] { watch_joiners(); });  // it may lead later
+        return group;
+      }
       continue;
     }
     TRIB_CHECK(!member.shutdown_requested() && !member.store().try_get(kFinishedKey), Unavailable,
                "the job finished before worker {} could join its allreduce group", self());
     TRIB_CHECK(Clock::now() < until, Timeout,
-               "worker {}: the chief gave it no place in the allreduce group within {} s (cluster.join_timeout_s)", self(),
+               "worker {}: the group's leader gave it no place in the allreduce group within {} s (cluster.join_timeout_s)", self(),
                std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count());
     std::this_thread::sleep_for(20ms);
   }
@@ -110,6 +113,22 @@ std::map<int, std::int64_t> AllreduceMembership::listed_workers() const {
   for (const cluster::RosterEntry& e : o_.member->roster().members)
     if (e.role == "worker") listed[e.index] = e.incarnation;
   return listed;
+}
+
+std::vector<int> AllreduceMembership::survivors(const std::map<int, std::int64_t>& listed) const {
+  std::lock_guard lock(mu_);
+  std::vector<int> out;
+  for (int w : members_) {
+    auto it = listed.find(w);
+    auto was = incarnation_.find(w);
+    if (it != listed.end() && was != incarnation_.end() && it->second == was->second) out.push_back(w);
+  }
+  return out;
+}
+
+bool AllreduceMembership::leads_current() const {
+  std::lock_guard lock(mu_);
+  return !members_.empty() && *std::min_element(members_.begin(), members_.end()) == self();
 }
 
 std::vector<int> AllreduceMembership::ready_joiners() {
@@ -182,7 +201,6 @@ std::shared_ptr<collectives::Group> AllreduceMembership::try_form(const GroupPla
 
 std::shared_ptr<collectives::Group> AllreduceMembership::regroup_now(const collectives::Group& failed,
                                                                      const std::string& why) {
-  if (chief()) return chief_regroup(failed, why);
   cluster::Member& member = *o_.member;
   const auto until = Clock::now() + o_.loss_wait + o_.join_timeout;
   for (;;) {
@@ -193,23 +211,40 @@ std::shared_ptr<collectives::Group> AllreduceMembership::regroup_now(const colle
       TRIB_CHECK(it != listed.end() && it->second == incarnation_[self()], Unavailable,
                  "worker {} was evicted from the job after \"{}\": it cannot rejoin its old group", self(), why);
     }
+    // The lowest survivor decides. Until the roster shows a lower member lost, that member
+    // does (the roster may lag the failure this worker saw): wait for its plan, and look again.
+    const std::vector<int> alive = survivors(listed);
+    if (!alive.empty() && alive.front() == self()) return lead_regroup(failed, why);
     if (std::optional<GroupPlan> plan = read_plan(); plan && plan->generation > static_cast<std::int64_t>(failed.generation())) {
       TRIB_CHECK(contains(plan->workers, self()), Unavailable,
                  "worker {} was left out of the allreduce group of generation {} (workers {}) after \"{}\"", self(),
                  plan->generation, fmt::join(plan->workers, ", "), why);
       const std::int64_t g = plan->generation;
-      if (auto group = try_form(*plan, [&] { auto p = read_plan(); return p && p->generation > g; })) return group;
+      // Out of date once a newer plan exists, or once a member of the failed group in this
+      // plan is lost: a leader lost before the group formed makes no newer plan, the next does.
+      auto superseded = [&] {
+        if (auto p = read_plan(); p && p->generation > g) return true;
+        std::map<int, std::int64_t> now = listed_workers();
+        std::lock_guard lock(mu_);
+        return std::any_of(plan->workers.begin(), plan->workers.end(), [&](int w) {
+          auto was = incarnation_.find(w);
+          if (!contains(members_, w) || was == incarnation_.end()) return false;  // a joiner
+          auto it = now.find(w);
+          return it == now.end() || it->second != was->second;
+        });
+      };
+      if (auto group = try_form(*plan, superseded)) return group;
       continue;
     }
     TRIB_CHECK(Clock::now() < until, Unavailable,
-               "{}; the chief (worker 0) made no new allreduce group within {} ms, so this worker cannot go on", why,
-               (o_.loss_wait + o_.join_timeout).count());
+               "{}; the group's leader (worker {}) made no new allreduce group within {} ms, so this worker cannot go on",
+               why, alive.empty() ? -1 : alive.front(), (o_.loss_wait + o_.join_timeout).count());
     TRIB_CHECK(!member.shutdown_requested(), Unavailable, "{}; and the coordinator stopped the job", why);
     std::this_thread::sleep_for(5ms);
   }
 }
 
-std::shared_ptr<collectives::Group> AllreduceMembership::chief_regroup(const collectives::Group& failed,
+std::shared_ptr<collectives::Group> AllreduceMembership::lead_regroup(const collectives::Group& failed,
                                                                        const std::string& why) {
   cluster::Member& member = *o_.member;
   const auto until = Clock::now() + o_.loss_wait;
@@ -231,11 +266,14 @@ std::shared_ptr<collectives::Group> AllreduceMembership::chief_regroup(const col
     }
     std::vector<int> joiners = ready_joiners();
     if (!lost.empty() || !joiners.empty()) {
-      GroupPlan plan{std::max<std::int64_t>(roster.generation, static_cast<std::int64_t>(failed.generation()) + 1),
+      // Above any plan already written: a leader lost while its group formed left one behind.
+      const std::optional<GroupPlan> last = read_plan();
+      GroupPlan plan{std::max({roster.generation, static_cast<std::int64_t>(failed.generation()) + 1,
+                               last ? last->generation + 1 : 0}),
                      survivors};
       plan.workers.insert(plan.workers.end(), joiners.begin(), joiners.end());
       std::sort(plan.workers.begin(), plan.workers.end());
-      o_.log->info("worker 0: {}{}; allreduce group generation {}: workers {}",
+      o_.log->info("worker {}: {}{}; allreduce group generation {}: workers {}", self(),
                    lost.empty() ? "" : fmt::format("worker(s) {} lost", fmt::join(lost, ", ")),
                    joiners.empty() ? "" : fmt::format("{}worker(s) {} joining", lost.empty() ? "" : ", ", fmt::join(joiners, ", ")),
                    plan.generation, fmt::join(plan.workers, ", "));
@@ -262,19 +300,21 @@ void AllreduceMembership::watch_joiners() {
   std::unique_lock lock(mu_);
   std::uint64_t aborted_generation = ~std::uint64_t{0};
   while (!wake_.wait_for(lock, 100ms, [&] { return stopping_; })) {
+    // Only the current group's leader takes joiners in; the others only look again later.
+    if (members_.empty() || *std::min_element(members_.begin(), members_.end()) != self()) continue;
     lock.unlock();
     std::vector<int> joiners;
     try {
       joiners = ready_joiners();
     } catch (const Error& e) {
       // The coordinator is going away (the job is ending), or it did not answer this time.
-      o_.log->debug("worker 0: looking for joiners: {}", e.what());
+      o_.log->debug("worker {}: looking for joiners: {}", self(), e.what());
     }
     lock.lock();
     std::shared_ptr<collectives::Group> group = current_.lock();
     if (joiners.empty() || !group || group->generation() == aborted_generation) continue;
     aborted_generation = group->generation();
-    o_.log->info("worker 0: worker(s) {} ask to join: re-forming the allreduce group", fmt::join(joiners, ", "));
+    o_.log->info("worker {}: worker(s) {} ask to join: re-forming the allreduce group", self(), fmt::join(joiners, ", "));
     group->abort(fmt::format("worker(s) {} join the group", fmt::join(joiners, ", ")));
   }
 }

@@ -1,9 +1,12 @@
 // The allreduce group of a worker process, kept in step with the job's membership. The first
 // group forms once every worker has published its address in the coordinator's store. After
-// that the chief (worker 0, which the job cannot lose) decides every new group: when a worker
-// is lost, or a relaunched one asks to join, it writes a plan (the generation and the workers,
-// "allreduce/plan") and every worker of the plan forms that group. A joiner's request makes the
-// chief abort the running group, so that every member re-forms (and agrees on the state) at once.
+// that one member decides every new group: the *leader*, the lowest-indexed member of the
+// current group that the coordinator still lists as the same process (worker 0, the chief,
+// while it lives; the lowest survivor while a lost chief is away, until its relaunched process
+// has joined and is the lowest member again). When a worker is lost, or a relaunched one asks
+// to join, the leader writes a plan (the generation and the workers, "allreduce/plan") and every
+// worker of the plan forms that group. A joiner's request makes the leader abort the running
+// group, so that every member re-forms (and agrees on the state) at once.
 // The strategy calls regroup() when an exchange fails, and a joiner's start() calls join()
 // (collectives/strategy_allreduce.h).
 #pragma once
@@ -37,14 +40,14 @@ struct AllreduceMembershipOptions {
   std::function<std::string(const std::string& bound)> published;
   std::chrono::milliseconds join_timeout{60000};  // every worker publishing its address
   // How long a failed exchange waits for the coordinator to report a member lost (it evicts a
-  // silent member after the peer timeout) and for the chief's plan: past it, the failure was not
+  // silent member after the peer timeout) and for the leader's plan: past it, the failure was not
   // a lost member, and the run ends.
   std::chrono::milliseconds loss_wait{10000};
   collectives::GroupOptions base{};  // algorithm settings and timeouts of every group
   const Log* log = nullptr;
 };
 
-// The chief's decision: the group of `generation` is `workers` (indices; rank = position).
+// The leader's decision: the group of `generation` is `workers` (indices; rank = position).
 struct GroupPlan {
   std::int64_t generation = 0;
   std::vector<int> workers;
@@ -57,19 +60,19 @@ class AllreduceMembership {
   AllreduceMembership(const AllreduceMembership&) = delete;
   AllreduceMembership& operator=(const AllreduceMembership&) = delete;
 
-  // Whether the job's group already exists: this process was relaunched (or joined late) and
-  // must join() rather than form().
+  // Whether the job's group already exists: this process was relaunched (or joined late; the
+  // chief too, relaunched in place) and must join() rather than form().
   bool joining() const { return joining_; }
   // The first group: every worker of the job, ranks by worker index, generation 0.
   std::shared_ptr<collectives::Group> form();
-  // A joiner: asks the chief for a place and forms the group of the plan that gives it one.
+  // A joiner: asks the leader for a place and forms the group of the plan that gives it one.
   std::shared_ptr<collectives::Group> join();
   // The strategy's Regroup; holds this object, which must outlive the strategy.
   collectives::Regroup regroup();
 
  private:
   std::shared_ptr<collectives::Group> regroup_now(const collectives::Group& failed, const std::string& why);
-  std::shared_ptr<collectives::Group> chief_regroup(const collectives::Group& failed, const std::string& why);
+  std::shared_ptr<collectives::Group> lead_regroup(const collectives::Group& failed, const std::string& why);
   // Forms the group of `plan`; nullptr once `superseded()` says the plan is out of date.
   std::shared_ptr<collectives::Group> try_form(const GroupPlan& plan, const std::function<bool()>& superseded);
   std::optional<GroupPlan> read_plan() const;
@@ -77,9 +80,12 @@ class AllreduceMembership {
   // Workers in the roster, not members of the current group, that asked to join.
   std::vector<int> ready_joiners();
   std::map<int, std::int64_t> listed_workers() const;
-  void watch_joiners();  // the chief's thread
+  void watch_joiners();  // every member's thread; only the leader acts
+  // The members of the current group that `listed` (the roster) holds as the same processes.
+  std::vector<int> survivors(const std::map<int, std::int64_t>& listed) const;
+  // Whether this worker is the lowest-indexed member of the group it formed last.
+  bool leads_current() const;
   int self() const { return o_.member->membership().index; }
-  bool chief() const { return self() == 0; }
 
   AllreduceMembershipOptions o_;
   bool joining_ = false;

@@ -143,10 +143,12 @@ int run_train(const TrainArgs& args, const Log& log) {
   // With strategy.ps_replicas a lost server's backup takes over and nothing rolls back.
   lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps;
   lc.server_backups = o.job.strategy.ps_replicas > 0;
-  // A lost chief likewise: the new one restores every server from the newest checkpoint. Not
-  // a stream job's: its Kafka positions are the chief's to commit, and a new chief's would not
-  // follow the others' in-place rewind; the job restarts whole instead (below).
-  lc.relaunch_chief = lc.relaunch_servers && !o.job.data.stream();
+  // A lost chief likewise: the new one restores every server from the newest checkpoint (ps),
+  // or joins the survivors' group as a relaunched worker does (allreduce). Not a stream job's:
+  // its Kafka positions are the chief's to commit, and a new chief's would not follow the
+  // others' in-place rewind; the job restarts whole instead (below).
+  lc.relaunch_chief = (lc.relaunch_servers || o.job.strategy.name == config::StrategyName::allreduce) &&
+                      !o.job.data.stream();
   const bool restarts_whole_job =
       pipeline || (o.job.data.stream() && o.job.strategy.name != config::StrategyName::local);
   if (pipeline)

@@ -112,16 +112,19 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     source.resume_at(at);
     progress.message(fmt::format("worker {}: rejoins at step {}, data at {}", dist.worker_index, ctx.step, at.to_string()));
   }
-  if (std::optional<update::Rollback> joined = update->take_rollback()) {
+  std::optional<update::Rollback> joined = update->take_rollback();
+  if (joined) {
     // This worker joined a running group (a relaunched allreduce worker): its data goes on
     // where the group's stands, in its own shard, and is resharded from the next epoch.
     progress.message(joined->message);
     if (joined->peer_cursor) source.follow(data::DataPosition::parse(*joined->peer_cursor));
     source.reshard(joined->rank, joined->workers);
   }
+  // A chief that joined its running group (allreduce) has the group's state, newer than the checkpoint.
   if (taken_back)
-    progress.message(fmt::format("worker 0: relaunched in place of the lost chief; takes the run back at step {} ({})",
-                                 ctx.step, resumed ? resumed->checkpoint.dir().string() : "no checkpoint yet"));
+    progress.message(fmt::format("worker 0: relaunched in place of the lost chief; takes the run back at step {} ({}{})",
+                                 ctx.step, joined ? "the group's state; newest checkpoint " : "",
+                                 resumed ? resumed->checkpoint.dir().string() : "no checkpoint yet"));
   else if (resumed)
     progress.message(fmt::format("resumed from {} at step {}", resumed->checkpoint.dir().string(), ctx.step));
   hooks.on_start(ctx);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -29,16 +30,25 @@ inline std::vector<std::string> job(const fs::path& out, int max_restarts) {
           fmt::format("cluster.max_restarts={}", max_restarts)};
 }
 
-// Runs the job, sending `signal` to worker 2 at its first progress line (after its step 1).
-inline TribRun run_signalling_worker2(const std::vector<std::string>& args, int signal, bool& killed, std::string& pid) {
+// Runs the job, sending `signal` to worker `index` at the first line of the launcher's output
+// that matches `at`; `pid` is then the signalled process's, and `after` runs right after.
+inline TribRun run_signalling_worker(const std::vector<std::string>& args, int index, const std::regex& at, int signal,
+                                     bool& killed, std::string& pid, const std::function<void()>& after = {}) {
+  const std::regex pid_line(fmt::format("worker{} \\(pid ([0-9]+)\\)", index));
   return run_trib(args, std::chrono::seconds(240), [&](const std::string& line, testing::Trib&) {
     std::smatch m;
-    if (pid.empty() && std::regex_search(line, m, std::regex("worker2 \\(pid ([0-9]+)\\)"))) pid = m[1];
-    if (!killed && !pid.empty() && line.starts_with("[worker2] step 1/")) {
+    if (pid.empty() && std::regex_search(line, m, pid_line)) pid = m[1];
+    if (!killed && !pid.empty() && std::regex_search(line, at)) {
       ::kill(std::stoi(pid), signal);
       killed = true;
+      if (after) after();
     }
   });
+}
+
+// Runs the job, sending `signal` to worker 2 at its first progress line (after its step 1).
+inline TribRun run_signalling_worker2(const std::vector<std::string>& args, int signal, bool& killed, std::string& pid) {
+  return run_signalling_worker(args, 2, std::regex("^\\[worker2\\] step 1/"), signal, killed, pid);
 }
 
 // The captures of the first line of `output` matching `pattern` (the whole match first);
