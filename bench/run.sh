@@ -18,6 +18,7 @@ BENCHES=(
   "pipeline_bench"
   "sweep_bench"
   "chaos_allreduce_bench"
+  "chaos_allreduce_bench --kill-worker 0"
   "chaos_bench --seed 1"
   "serve_bench --batches 1,64"
   "script:scaling.sh --quick"

@@ -123,6 +123,7 @@ std::vector<int> AllreduceMembership::survivors(const std::map<int, std::int64_t
     auto was = incarnation_.find(w);
     if (it != listed.end() && was != incarnation_.end() && it->second == was->second) out.push_back(w);
   }
+  std::sort(out.begin(), out.end());  // the leader first
   return out;
 }
 

@@ -123,8 +123,10 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
   // A chief that joined its running group (allreduce) has the group's state, newer than the checkpoint.
   if (taken_back)
     progress.message(fmt::format("worker 0: relaunched in place of the lost chief; takes the run back at step {} ({}{})",
-                                 ctx.step, joined ? "the group's state; newest checkpoint " : "",
-                                 resumed ? resumed->checkpoint.dir().string() : "no checkpoint yet"));
+                                 ctx.step, joined ? "the group's state; " : "",
+                                 !resumed ? "no checkpoint yet"
+                                 : joined ? "newest checkpoint " + resumed->checkpoint.dir().string()
+                                          : resumed->checkpoint.dir().string()));
   else if (resumed)
     progress.message(fmt::format("resumed from {} at step {}", resumed->checkpoint.dir().string(), ctx.step));
   hooks.on_start(ctx);
