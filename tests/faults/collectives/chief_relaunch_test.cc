@@ -56,6 +56,7 @@ TEST(AllreduceChiefRelaunch, AKilledChiefIsRelaunchedInPlaceJoinsWithTheGroupsVa
   // Only the chief's process changes: nothing else is relaunched, and the job never restarts whole.
   EXPECT_EQ(r.output.find("relaunching (2 of 3)"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("not relaunched in place"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
   EXPECT_GE(newest_at_kill, 50);
 
   // The survivors go on without it; worker 1, the lowest survivor, decides their group.
