@@ -94,7 +94,22 @@ std::shared_ptr<collectives::Group> AllreduceMembership::join() {
 }
 
 collectives::Regroup AllreduceMembership::regroup() {
-  return [this](const collectives::Group& failed, const std::string& why) { return regroup_now(failed, why); };
+  return [this](const collectives::Group& failed, const std::string& why) {
+    return regroup_now(failed, why, o_.loss_wait);
+  };
+}
+
+std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> AllreduceMembership::await_chief() {
+  return [this](const collectives::Group& current) -> std::shared_ptr<collectives::Group> {
+    {
+      std::lock_guard lock(mu_);
+      if (members_.empty() || contains(members_, 0)) return nullptr;
+    }
+    o_.log->info("worker {}: the run's last step is done without worker 0 (the chief, relaunched): waiting up to {} s "
+                 "for it to join, take the final state and write the last checkpoint and report",
+                 self(), std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count());
+    return regroup_now(current, "the run's last step is done; waiting for the relaunched chief", o_.join_timeout);
+  };
 }
 
 std::optional<GroupPlan> AllreduceMembership::read_plan() const {
@@ -201,9 +216,10 @@ std::shared_ptr<collectives::Group> AllreduceMembership::try_form(const GroupPla
 }
 
 std::shared_ptr<collectives::Group> AllreduceMembership::regroup_now(const collectives::Group& failed,
-                                                                     const std::string& why) {
+                                                                     const std::string& why,
+                                                                     std::chrono::milliseconds lead_wait) {
   cluster::Member& member = *o_.member;
-  const auto until = Clock::now() + o_.loss_wait + o_.join_timeout;
+  const auto until = Clock::now() + lead_wait + o_.join_timeout;
   for (;;) {
     std::map<int, std::int64_t> listed = listed_workers();
     {
@@ -215,7 +231,7 @@ std::shared_ptr<collectives::Group> AllreduceMembership::regroup_now(const colle
     // The lowest survivor decides. Until the roster shows a lower member lost, that member
     // does (the roster may lag the failure this worker saw): wait for its plan, and look again.
     const std::vector<int> alive = survivors(listed);
-    if (!alive.empty() && alive.front() == self()) return lead_regroup(failed, why);
+    if (!alive.empty() && alive.front() == self()) return lead_regroup(failed, why, lead_wait);
     if (std::optional<GroupPlan> plan = read_plan(); plan && plan->generation > static_cast<std::int64_t>(failed.generation())) {
       TRIB_CHECK(contains(plan->workers, self()), Unavailable,
                  "worker {} was left out of the allreduce group of generation {} (workers {}) after \"{}\"", self(),
@@ -239,16 +255,17 @@ std::shared_ptr<collectives::Group> AllreduceMembership::regroup_now(const colle
     }
     TRIB_CHECK(Clock::now() < until, Unavailable,
                "{}; the group's leader (worker {}) made no new allreduce group within {} ms, so this worker cannot go on",
-               why, alive.empty() ? -1 : alive.front(), (o_.loss_wait + o_.join_timeout).count());
+               why, alive.empty() ? -1 : alive.front(), (lead_wait + o_.join_timeout).count());
     TRIB_CHECK(!member.shutdown_requested(), Unavailable, "{}; and the coordinator stopped the job", why);
     std::this_thread::sleep_for(5ms);
   }
 }
 
 std::shared_ptr<collectives::Group> AllreduceMembership::lead_regroup(const collectives::Group& failed,
-                                                                       const std::string& why) {
+                                                                      const std::string& why,
+                                                                      std::chrono::milliseconds wait) {
   cluster::Member& member = *o_.member;
-  const auto until = Clock::now() + o_.loss_wait;
+  const auto until = Clock::now() + wait;
   for (;;) {
     // Survivors: the members of the failed group that the coordinator still lists as the
     // same processes (a relaunched holder of an index is a newcomer, not a survivor).
@@ -292,7 +309,7 @@ std::shared_ptr<collectives::Group> AllreduceMembership::lead_regroup(const coll
     }
     TRIB_CHECK(Clock::now() < until, Unavailable,
                "{}; the coordinator reported no lost worker within {} ms, so the group cannot re-form", why,
-               o_.loss_wait.count());
+               wait.count());
     member.wait_for_change(roster.generation, 20ms);
   }
 }

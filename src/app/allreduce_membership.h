@@ -69,10 +69,17 @@ class AllreduceMembership {
   std::shared_ptr<collectives::Group> join();
   // The strategy's Regroup; holds this object, which must outlive the strategy.
   collectives::Regroup regroup();
+  // The strategy's await_rejoin: after the last step, a group without worker 0 (its chief
+  // lost, relaunched) waits for the new chief to join, which then ends the run (its last
+  // checkpoint and report); null when worker 0 is a member. The same on every member.
+  std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> await_chief();
 
  private:
-  std::shared_ptr<collectives::Group> regroup_now(const collectives::Group& failed, const std::string& why);
-  std::shared_ptr<collectives::Group> lead_regroup(const collectives::Group& failed, const std::string& why);
+  // `lead_wait`: how long the leader waits for a lost member or a joiner.
+  std::shared_ptr<collectives::Group> regroup_now(const collectives::Group& failed, const std::string& why,
+                                                  std::chrono::milliseconds lead_wait);
+  std::shared_ptr<collectives::Group> lead_regroup(const collectives::Group& failed, const std::string& why,
+                                                   std::chrono::milliseconds wait);
   // Forms the group of `plan`; nullptr once `superseded()` says the plan is out of date.
   std::shared_ptr<collectives::Group> try_form(const GroupPlan& plan, const std::function<bool()>& superseded);
   std::optional<GroupPlan> read_plan() const;

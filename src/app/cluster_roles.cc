@@ -397,6 +397,7 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
     if (allreduce->joining()) links.join = [a = &*allreduce] { return a->join(); };
     else links.group = allreduce->form();
     links.regroup = allreduce->regroup();
+    links.await_rejoin = allreduce->await_chief();
   }
   // monitoring.port: this worker's metrics, fed by the training loop (train/observed_hooks.h).
   std::unique_ptr<RoleMonitor> monitor = start_role_monitor(job, "worker", m.index, m.ps, log);

@@ -68,6 +68,8 @@ std::int64_t AllreduceUpdate::start(VariableStore& vars, const Checkpoint* check
     } catch (const Error&) {
       rethrow_with(fmt::format("worker joining the allreduce group as rank {}", o_.group->rank()));
     }
+    vars_ = &vars;
+    next_step_ = rollback_->step;
     return rollback_->step;
   }
   TRIB_CHECK(o_.group != nullptr, InvalidArgument, "allreduce strategy: start() after finish()");
@@ -80,7 +82,9 @@ std::int64_t AllreduceUpdate::start(VariableStore& vars, const Checkpoint* check
   }
   broadcast_variables(vars);
   broadcast_slots();
-  return *s.data<std::int64_t>();
+  vars_ = &vars;
+  next_step_ = *s.data<std::int64_t>();
+  return next_step_;
 }
 
 void AllreduceUpdate::broadcast_slots() {
@@ -95,8 +99,26 @@ void AllreduceUpdate::broadcast_slots() {
 
 void AllreduceUpdate::finish() {
   final_report_ = report();  // the trainer asks for it after finish()
+  if (o_.await_rejoin && o_.group && vars_ != nullptr) hand_over_final_state();
   exchange_.reset();
   o_.group.reset();
+}
+
+// A relaunched chief joining after the survivors' last step (only it writes the run's last
+// checkpoint and report): it takes the final state as any joiner takes the group's.
+void AllreduceUpdate::hand_over_final_state() {
+  std::shared_ptr<Group> next = o_.await_rejoin(*o_.group);
+  if (!next) return;
+  exchange_.reset();
+  const int old_size = o_.group->size();
+  o_.group = std::move(next);
+  try {
+    agree_and_roll_back(next_step_, *vars_, "the run's last step is done; a member joins to end the run", old_size);
+  } catch (const Error&) {
+    rethrow_with(fmt::format("handing the final state (step {}) to a joining worker", next_step_));
+  }
+  // Nobody takes a rollback after the last step: the report says what happened.
+  final_report_ += (final_report_.empty() ? "" : "\n") + take_rollback()->message;
 }
 
 std::string AllreduceUpdate::report() const {
@@ -134,6 +156,8 @@ bool AllreduceUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& 
     return false;
   }
   if (!local_->apply(step, grads, vars)) return false;
+  vars_ = &vars;
+  next_step_ = step + 1;
   // Where the data stood after this step, for a rollback to the step after it.
   cursors_[step] = cursor_;
   while (cursors_.size() > 4) cursors_.erase(cursors_.begin());

@@ -81,6 +81,7 @@ std::unique_ptr<update::UpdateStrategy> make_allreduce_update(const train::Updat
   // rule for the workers left when the job scales it (schedule.linear_scaling).
   ao.regroup = links.regroup;
   ao.join = links.join;
+  ao.await_rejoin = links.await_rejoin;
   ao.linear_scaling = in.job.schedule.linear_scaling;
   ao.scaled_for = links.workers;
   // Its start() gives every worker the chief's step, variables and optimizer state.

@@ -33,6 +33,9 @@ struct WorkerLinks {
   // allreduce, a worker joining a running job (relaunched): forms its group when the strategy
   // starts, instead of `group`.
   std::function<std::shared_ptr<collectives::Group>()> join{};
+  // allreduce: after the last step, the group a relaunched chief joined to end the run
+  // (collectives::AllreduceUpdateOptions::await_rejoin); empty: none.
+  std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> await_rejoin{};
   ps::PsRecoveryOptions ps_recovery{};  // ps: surviving a lost server (empty: its loss ends the worker)
 };
 

@@ -109,5 +109,61 @@ TEST(AllreduceChiefRelaunch, AKilledChiefIsRelaunchedInPlaceJoinsWithTheGroupsVa
   fs::remove_all(out);
 }
 
+// The chief lost in the run's last steps: the survivors take the remaining steps without it and
+// then wait for the relaunched chief (held stopped here until they wait, so that this path is
+// the one taken), which joins, takes the final state and writes the last checkpoint and report.
+TEST(AllreduceChiefRelaunch, AChiefLostNearTheEndIsAwaitedAndWritesTheLastCheckpoint) {
+  const fs::path out = testing::fresh_path("allreduce_faults", "chief_end");
+  std::vector<std::string> args = testing::job(out, 3);
+  for (const char* s : {"training.checkpoint_every=50", "training.eval_every=50"}) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  std::string pid, relaunched;
+  bool killed = false, held = false, resumed = false;
+  TribRun r = testing::run_trib(args, std::chrono::seconds(240), [&](const std::string& line, testing::Trib&) {
+    std::smatch m;
+    if (pid.empty() && std::regex_search(line, m, std::regex(R"(started .*worker0 \(pid ([0-9]+)\))"))) pid = m[1];
+    if (!killed && !pid.empty() && std::regex_search(line, std::regex(R"(^\[worker0\] +950 +)"))) {
+      ::kill(std::stoi(pid), SIGKILL);
+      killed = true;
+    }
+    if (!held && std::regex_search(line, m, std::regex(R"(worker0 relaunched \(pid ([0-9]+)\))"))) {
+      relaunched = m[1];
+      ::kill(std::stoi(relaunched), SIGSTOP);
+      held = true;
+    }
+    if (held && !resumed && std::regex_search(line, std::regex("waiting up to [0-9]+ s for it to join"))) {
+      ::kill(std::stoi(relaunched), SIGCONT);
+      resumed = true;
+    }
+  });
+  if (held && !resumed) ::kill(std::stoi(relaunched), SIGCONT);
+  ASSERT_TRUE(killed) << r.output;
+  ASSERT_TRUE(resumed) << "the survivors waited for the relaunched chief: " << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+  const std::vector<std::string> joined = find_line(
+      r.output,
+      std::regex(R"(\[worker0\] joined the allreduce group as generation ([0-9]+): rank 0 of 3; starts at step 1000 )"
+                 R"(with rank [12]'s variables \(crc32c ([0-9a-f]{8})\))"));
+  ASSERT_FALSE(joined.empty()) << r.output;
+  for (int w : {1, 2}) {
+    SCOPED_TRACE(fmt::format("worker {}", w));
+    const std::vector<std::string> m = find_line(
+        r.output, std::regex(fmt::format(R"(\[worker{}\] step 1000: the run's last step is done; .*the group went on as )"
+                                         R"(generation {} with 3 workers .*variables crc32c ([0-9a-f]{{8}}))",
+                                         w, joined[1])));
+    ASSERT_FALSE(m.empty()) << r.output;
+    EXPECT_EQ(m[1], joined[2]) << "the relaunched chief ends the run with the members' variables";
+  }
+  EXPECT_EQ(testing::newest_checkpoint(out), 1000) << r.output;
+  const std::vector<int> rows = test_rows(out);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows.back(), 1000);
+  EXPECT_GE(final_accuracy(r.output), 0.78) << r.output;
+  fs::remove_all(out);
+}
+
 }  // namespace
 }  // namespace trib
