@@ -112,5 +112,73 @@ TEST(NetworkNamespacesBackup, ABackupTakesOverAcrossHostsAndTheRelaunchedServerB
   EXPECT_EQ(updates(worker0->output(), 1), 2L * kSteps) << out;
 }
 
+// Fencing across hosts: server 1 is not killed but cut off (its host's link carries nothing),
+// alive and still holding its shard. The workers' connections to it time out and its backup on
+// server 0 takes the shard over in the next epoch; when the link comes back the cut-off server
+// learns it was replaced (fenced, or no longer a member), applies and acknowledges nothing
+// more, and exits; started again by hand, it holds the new backups. Each shard holds every
+// push exactly once: none applied by two acting primaries.
+TEST(NetworkNamespacesBackup, AServerCutOffFromEveryoneIsReplacedAndFencedAcrossHosts) {
+  NamespaceLab lab(5);
+  if (std::string why = lab.create(); !why.empty())
+    GTEST_SKIP() << "skipping the multi-host test in network namespaces: " << why;
+  TempDir dir("netns_backup_fence");
+  const std::string secret = dir.file("secret", kSecretHex);
+  const std::string job = dir.file(
+      "job.yaml", tiny_job("cluster: {ps: 2, workers: 2, heartbeat_ms: 200, peer_timeout_ms: 2000, "
+                           "coordinator_timeout_s: 30}\n"));
+  constexpr int kSteps = 6000;
+  const std::string coordinator_address = lab.host(0).address + ":7000";
+  const fs::path run = dir.path() / "run";
+  Trib coordinator("coordinator",
+                   {"coordinator", job, "--listen", coordinator_address, "--secret-file", secret, "--output",
+                    run.string(), "--set", "strategy.ps_replicas=1", "--set", fmt::format("training.steps={}", kSteps),
+                    "--set", "training.checkpoint_every=200", "--set", "training.eval_every=1000000"},
+                   lab.exec_in(0));
+  ASSERT_TRUE(wait_until({&coordinator}, [&] { return coordinator.printed("waiting for"); }, 20s))
+      << coordinator.output();
+  auto start = [&](const std::string& role, int index, int h, const std::string& name) {
+    return std::make_unique<Trib>(name,
+                                  std::vector<std::string>{role, "--join", coordinator_address, "--index",
+                                                           std::to_string(index), "--bind", lab.host(h).address,
+                                                           "--secret-file", secret},
+                                  lab.exec_in(h));
+  };
+  auto ps0 = start("ps", 0, 1, "ps0");
+  auto ps1 = start("ps", 1, 2, "ps1");
+  auto worker0 = start("worker", 0, 3, "worker0");
+  auto worker1 = start("worker", 1, 4, "worker1");
+  std::vector<Trib*> all{&coordinator, ps0.get(), ps1.get(), worker0.get(), worker1.get()};
+
+  ASSERT_TRUE(wait_until(all, [&] { return newest_checkpoint(run) >= 200; }, 60s)) << transcript(all);
+  ASSERT_EQ(lab.partition(2), "");
+  // Its backup takes the shard over once a worker's connection to it timed out.
+  const bool taken_over = wait_until(all, [&] { return ps0->printed("ps 1's backup: worker"); }, 60s);
+  ASSERT_EQ(lab.heal(2), "");
+  ASSERT_TRUE(taken_over) << transcript(all);
+  // Back on the network, it finds itself replaced and ends; its supervisor starts it again.
+  ASSERT_TRUE(wait_exit(*ps1, 60s, all)) << transcript(all);
+  EXPECT_TRUE(ps1->exit_code() == 75 || ps1->exit_code() == 3) << ps1->exit_code() << "\n" << transcript(all);
+  auto relaunched = start("ps", 1, 2, "ps1 relaunched");
+  all.push_back(relaunched.get());
+  std::vector<Trib*> running{&coordinator, ps0.get(), relaunched.get(), worker0.get(), worker1.get()};
+  ASSERT_TRUE(wait_until(all, [&] {
+    for (Trib* p : running)
+      if (!p->exited()) return false;
+    return true;
+  }, 90s)) << transcript(all);
+  const std::string out = transcript(all);
+  for (Trib* p : running) EXPECT_EQ(p->exit_code(), 0) << p->name() << "\n" << out;
+  EXPECT_TRUE(worker0->printed("done: test accuracy")) << out;
+  expect_no_rollback(out);
+  EXPECT_TRUE(std::regex_search(ps0->output(), std::regex("ps 1's backup: .* taking over the shard with no rollback "
+                                                          "\\(epoch 1\\)")))
+      << out;
+  EXPECT_TRUE(relaunched->printed("ps 1 relaunched: its shard is served by the backup that took it over")) << out;
+  // No push applied by two acting primaries, none lost.
+  EXPECT_EQ(updates(worker0->output(), 0), 2L * kSteps) << out;
+  EXPECT_EQ(updates(worker0->output(), 1), 2L * kSteps) << out;
+}
+
 }  // namespace
 }  // namespace trib::testing
