@@ -13,6 +13,7 @@
 
 #include "app/allreduce_membership.h"
 #include "app/cluster_stop.h"
+#include "app/fault_hooks.h"
 #include "cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
@@ -238,20 +239,21 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   net::NetOptions serving_options = net_options(job);
   serving_options.allocator = receive_pool.get();
   serving_options.max_frame_bytes = std::min(serving_options.max_frame_bytes, server.max_request_bytes());
-  auto serving = transport_for("ps", args, serving_options, log);
+  // Named by its index: a worker's error then says which server it lost.
+  auto serving = transport_for("ps", args, serving_options, log, m.index);
   // strategy.ps_replicas: the backup this server holds, and the link to its own shard's.
   // Before the membership reaches the server: its events are forwarded, and the backups of
   // the other servers must be listening by then.
   std::unique_ptr<PsReplicaRole> replica;
   // A server of this index served before (this process was relaunched): its shard is served by
   // the backup that took it over, so it becomes a backup (app/ps_replica_role.h).
-  const bool relaunched_backup =
-      job.strategy.ps_replicas > 0 && member->store().try_get(fmt::format("ps/{}/address", m.index)).has_value();
+  const bool served_before = member->store().try_get(fmt::format("ps/{}/address", m.index)).has_value();
+  const bool relaunched_backup = job.strategy.ps_replicas > 0 && served_before;
   if (job.strategy.ps_replicas > 0)
     replica = start_ps_replica(
         *member, server,
         {m.index, m.ps, relaunched_backup, options_for,
-         [&args, &log](const net::NetOptions& o) { return transport_for("ps", args, o, log); }, net_options(job), bind_host(args, job),
+         [&args, &log, &m](const net::NetOptions& o) { return transport_for("ps", args, o, log, m.index); }, net_options(job), bind_host(args, job),
          [&args, &job](const std::string& bound) { return published_address(bind_host(args, job), args, bound); },
          std::chrono::seconds(std::max(60, job.cluster.join_timeout_s)),
          [](const std::string& line) {
@@ -259,7 +261,11 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
            std::fflush(stdout);
          }});
   net::Handlers h;
-  h.on_request = [&server](net::Message req, const net::PeerIdentity& from) { return server.handle(std::move(req), from); };
+  h.on_request = [&server, fault = ps_fault_hook(m.index, served_before, server)](net::Message req,
+                                                                                 const net::PeerIdentity& from) {
+    if (fault) fault(req);  // tests only (app/fault_hooks.h)
+    return server.handle(std::move(req), from);
+  };
   // Membership changes reach the server: a lost worker holds nobody back, and what its
   // process sends after it was evicted is refused.
   member->subscribe([&server](const cluster::RosterView& roster) {

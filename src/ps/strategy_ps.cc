@@ -408,9 +408,20 @@ void PsUpdate::save(CheckpointWriter& writer, const VariableStore& vars) {
   // Every server's state comes to the chief, which writes it: the checkpoint is whole in the
   // chief's directory, wherever the servers run (docs/checkpoint_format.md).
   std::vector<TensorMap> states(o_.servers.size());
+  std::vector<char> lost(o_.servers.size(), 0);
   try {
-    fan_out_->run(o_.servers.size(), [&](std::size_t p) { states[p] = fetch_server_state(static_cast<int>(p)); });
+    fan_out_->run(o_.servers.size(), [&](std::size_t p) {
+      try {
+        states[p] = fetch_server_state(static_cast<int>(p));
+      } catch (const Unavailable&) {
+        lost[p] = 1;
+        throw;
+      }
+    });
   } catch (const Unavailable& e) {
+    // The final checkpoint (finish() done): no step follows to restore the job at, and the
+    // lost server's state since the newest checkpoint went with it. One line says what stays.
+    if (finished_) throw Error(final_checkpoint_lost(lost, e.what()));
     if (!o_.recovery.enabled()) throw;
     // A server lost while checkpointing: this checkpoint is not written (the loop keeps the
     // previous one), and the next step restores the job from that one.
@@ -455,6 +466,7 @@ void PsUpdate::finish() {
   for (;;) {
     try {
       finish_once();
+      finished_ = true;
       return;
     } catch (const Error& e) {
       if (!server_lost(e) || !o_.recovery.enabled()) throw;

@@ -3,6 +3,7 @@
 // it; every worker reconnects where a connection closed, pulls the restored values and
 // rewinds its loop to the checkpoint's step and data.
 #include <algorithm>
+#include <filesystem>
 #include <thread>
 
 #include "ps/fan_out.h"
@@ -195,6 +196,23 @@ void PsUpdate::finish_after_restore() {
   // rollback's generation. Said again in the restore's generation, at the restored servers.
   restart_generation_ = std::max(restart_generation_, await_restore()["generation"].get<std::int64_t>());
   finish_once();
+}
+
+std::string PsUpdate::final_checkpoint_lost(const std::vector<char>& lost, const std::string& why) const {
+  std::string names;
+  for (std::size_t p = 0; p < lost.size(); ++p)
+    if (lost[p] != 0) names += fmt::format("{}{}", names.empty() ? "" : ", ", p);
+  std::optional<ValidCheckpoint> newest;
+  if (!o_.recovery.checkpoints.empty()) newest = load_latest_valid(o_.recovery.checkpoints);
+  const std::string run = o_.recovery.checkpoints.empty()
+                              ? std::string("RUN_DIR")
+                              : std::filesystem::path(o_.recovery.checkpoints).parent_path().string();
+  return fmt::format("worker 0: the final checkpoint was not written: parameter server {} was lost while the chief "
+                     "gathered it ({}), and its updates since the newest checkpoint went with it; {}",
+                     names.empty() ? "?" : names, why,
+                     newest ? fmt::format("the newest checkpoint is {} (step {}): continue from it with --resume {}",
+                                          newest->checkpoint.dir().string(), newest->checkpoint.step(), run)
+                            : std::string("there is no earlier checkpoint: run the job again"));
 }
 
 std::string PsUpdate::restores_report() const {

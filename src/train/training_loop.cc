@@ -53,6 +53,11 @@ void LoopContext::write_checkpoint(const std::map<std::string, nlohmann::json>& 
                                  "next checkpoint",
                                  step, e.what()));
     return;
+  } catch (...) {
+    // The run ends on this (a server lost at the final checkpoint): no empty directory stays.
+    std::error_code ignored;
+    std::filesystem::remove_all(checkpoint_dir(run->checkpoints(), step), ignored);
+    throw;
   }
   keep_last(run->checkpoints(), static_cast<std::size_t>(job.training.keep_checkpoints));
   saved_step = step;

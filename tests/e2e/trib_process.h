@@ -116,16 +116,17 @@ inline bool wait_exit(Trib& p, std::chrono::milliseconds limit, const std::vecto
 
 // `trib ARGS...` run to its end, with what it printed. Past `limit` it is killed and the
 // test fails. `on_line` sees each line as it comes, and "" on every 10 ms tick (for callbacks
-// that watch files rather than lines); it may signal the process.
+// that watch files rather than lines); it may signal the process. `env` is added to its environment.
 struct TribRun {
   int exit_code = -1;  // 128 + the signal that ended it
   std::string output;
   double seconds = 0;
 };
 inline TribRun run_trib(const std::vector<std::string>& args, std::chrono::seconds limit,
-                        const std::function<void(const std::string& line, Trib&)>& on_line = {}) {
+                        const std::function<void(const std::string& line, Trib&)>& on_line = {},
+                        const std::map<std::string, std::string>& env = {}) {
   const auto start = Clock::now();
-  Trib p("trib", args);
+  Trib p("trib", args, {}, env);
   for (;;) {
     const bool ended = p.ended();  // before the last pump, so that no line is missed
     for (const std::string& line : p.pump())

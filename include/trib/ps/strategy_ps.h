@@ -151,6 +151,9 @@ class PsUpdate final : public update::UpdateStrategy {
   std::string reconnect_closed(std::chrono::steady_clock::time_point deadline);
   // Chief, at the end: the restores and every worker's steps redone, for the report.
   std::string restores_report() const;
+  // Chief: the one line for a server (`lost`, per server) lost while the final checkpoint was
+  // gathered (`why`): it names the newest checkpoint that stays and how to continue from it.
+  std::string final_checkpoint_lost(const std::vector<char>& lost, const std::string& why) const;
 
   PsUpdateOptions o_;
   std::vector<std::vector<Slice>> slices_;  // per server
@@ -174,6 +177,7 @@ class PsUpdate final : public update::UpdateStrategy {
   std::int64_t restart_generation_ = 0;
   std::optional<update::Rewind> rewind_;
   bool pending_recovery_ = false;  // a server was lost while checkpointing: recover at the next step
+  bool finished_ = false;          // finish() done: the next save is the final checkpoint
   std::string pending_why_;
   // Chief, a run started without a checkpoint: the initial values, per server, and the
   // variables that live on no server (a rollback before the first checkpoint restores them).
