@@ -68,11 +68,13 @@ std::shared_ptr<collectives::Group> AllreduceMembership::form() {
 
 std::shared_ptr<collectives::Group> AllreduceMembership::join() {
   cluster::Member& member = *o_.member;
+  // The plan before the request: a leader waiting for joiners may answer it at once, so a plan
+  // read after it could already be the one that takes this worker in.
+  const std::optional<GroupPlan> before = read_plan();
+  const std::int64_t seen = before ? before->generation : -1;
   member.store().set(join_key(self()), std::to_string(member.membership().incarnation));
   o_.log->info("worker {}: asking to join the running allreduce group (incarnation {})", self(),
                member.membership().incarnation);
-  const std::optional<GroupPlan> before = read_plan();
-  const std::int64_t seen = before ? before->generation : -1;
   const auto until = Clock::now() + o_.join_timeout;
   for (;;) {
     std::optional<GroupPlan> plan = read_plan();

@@ -1,6 +1,7 @@
 // Test support: `trib train` on the allreduce example as a local cluster of 3 workers, with a
-// signal sent to worker 2 at its first progress line (printed once its step 1 is applied: a
-// point in its own run, not a time), and reading the merged log line by line.
+// signal sent to a worker at a line of the launcher's output (worker 2: at its first progress
+// line, printed once its step 1 is applied: a point in its own run, not a time), and reading the
+// merged log line by line.
 #pragma once
 
 #include <fmt/format.h>

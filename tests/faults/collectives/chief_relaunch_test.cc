@@ -120,7 +120,7 @@ TEST(AllreduceChiefRelaunch, AChiefLostNearTheEndIsAwaitedAndWritesTheLastCheckp
     args.push_back(s);
   }
   std::string pid, relaunched;
-  bool killed = false, held = false, resumed = false;
+  bool killed = false, held = false, waited = false;
   TribRun r = testing::run_trib(args, std::chrono::seconds(240), [&](const std::string& line, testing::Trib&) {
     std::smatch m;
     if (pid.empty() && std::regex_search(line, m, std::regex(R"(started .*worker0 \(pid ([0-9]+)\))"))) pid = m[1];
@@ -128,19 +128,25 @@ TEST(AllreduceChiefRelaunch, AChiefLostNearTheEndIsAwaitedAndWritesTheLastCheckp
       ::kill(std::stoi(pid), SIGKILL);
       killed = true;
     }
-    if (!held && std::regex_search(line, m, std::regex(R"(worker0 relaunched \(pid ([0-9]+)\))"))) {
+    // Held until the survivors wait (unless they already do).
+    if (relaunched.empty() && std::regex_search(line, m, std::regex(R"(worker0 relaunched \(pid ([0-9]+)\))"))) {
       relaunched = m[1];
-      ::kill(std::stoi(relaunched), SIGSTOP);
-      held = true;
+      if (!waited) {
+        ::kill(std::stoi(relaunched), SIGSTOP);
+        held = true;
+      }
     }
-    if (held && !resumed && std::regex_search(line, std::regex("waiting up to [0-9]+ s for it to join"))) {
-      ::kill(std::stoi(relaunched), SIGCONT);
-      resumed = true;
+    if (!waited && std::regex_search(line, std::regex("waiting up to [0-9]+ s for it to join"))) {
+      waited = true;
+      if (held) {
+        ::kill(std::stoi(relaunched), SIGCONT);
+        held = false;
+      }
     }
   });
-  if (held && !resumed) ::kill(std::stoi(relaunched), SIGCONT);
+  if (held) ::kill(std::stoi(relaunched), SIGCONT);
   ASSERT_TRUE(killed) << r.output;
-  ASSERT_TRUE(resumed) << "the survivors waited for the relaunched chief: " << r.output;
+  ASSERT_TRUE(waited) << "the survivors waited for the relaunched chief: " << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
   const std::vector<std::string> joined = find_line(
