@@ -63,6 +63,18 @@ struct BackupJob {
                                                            "--bind", lab.host(h).address, "--secret-file", secret},
                                   lab.exec_in(h), std::move(env));
   }
+  // Servers 0 and 1 on hosts 1 and 2, workers 0 and 1 on hosts 3 and 4 (`ps1_env`: server 1's
+  // environment); `all` with the coordinator.
+  struct Roles {
+    std::unique_ptr<Trib> ps0, ps1, worker0, worker1;
+    std::vector<Trib*> all;
+  };
+  Roles start_roles(std::map<std::string, std::string> ps1_env = {}) {
+    Roles r{start("ps", 0, 1, "ps0"), start("ps", 1, 2, "ps1", std::move(ps1_env)), start("worker", 0, 3, "worker0"),
+            start("worker", 1, 4, "worker1"), {}};
+    r.all = {coordinator.get(), r.ps0.get(), r.ps1.get(), r.worker0.get(), r.worker1.get()};
+    return r;
+  }
 };
 
 bool all_exited(const std::vector<Trib*>& procs) {
@@ -77,11 +89,8 @@ TEST(NetworkNamespacesBackup, ABackupTakesOverAcrossHostsAndTheRelaunchedServerB
   BackupJob j(6, "netns_backup", "cluster: {ps: 2, workers: 2, heartbeat_ms: 200, peer_timeout_ms: 3000}\n", 6000);
   if (!j.unavailable.empty()) GTEST_SKIP() << "skipping the multi-host test in network namespaces: " << j.unavailable;
   constexpr int kSteps = 6000;
-  auto ps0 = j.start("ps", 0, 1, "ps0");
-  auto ps1 = j.start("ps", 1, 2, "ps1");
-  auto worker0 = j.start("worker", 0, 3, "worker0");
-  auto worker1 = j.start("worker", 1, 4, "worker1");
-  std::vector<Trib*> all{j.coordinator.get(), ps0.get(), ps1.get(), worker0.get(), worker1.get()};
+  BackupJob::Roles roles = j.start_roles();
+  auto& [ps0, ps1, worker0, worker1, all] = roles;
 
   // The first loss, mid-run: server 1's shard is taken over by its backup on server 0.
   ASSERT_TRUE(wait_until(all, [&] { return newest_checkpoint(j.run) >= 200; }, 60s)) << transcript(all);
@@ -140,11 +149,8 @@ TEST(NetworkNamespacesBackup, AServerCutOffFromEveryoneIsReplacedAndFencedAcross
               6000);
   if (!j.unavailable.empty()) GTEST_SKIP() << "skipping the multi-host test in network namespaces: " << j.unavailable;
   constexpr int kSteps = 6000;
-  auto ps0 = j.start("ps", 0, 1, "ps0");
-  auto ps1 = j.start("ps", 1, 2, "ps1");
-  auto worker0 = j.start("worker", 0, 3, "worker0");
-  auto worker1 = j.start("worker", 1, 4, "worker1");
-  std::vector<Trib*> all{j.coordinator.get(), ps0.get(), ps1.get(), worker0.get(), worker1.get()};
+  BackupJob::Roles roles = j.start_roles();
+  auto& [ps0, ps1, worker0, worker1, all] = roles;
 
   ASSERT_TRUE(wait_until(all, [&] { return newest_checkpoint(j.run) >= 200; }, 60s)) << transcript(all);
   ASSERT_EQ(j.lab.partition(2), "");
@@ -180,11 +186,8 @@ TEST(NetworkNamespacesBackup, AServerLostAtTheFinalGatherIsGatheredFromItsBackup
   BackupJob j(5, "netns_backup_final", "cluster: {ps: 2, workers: 2}\n", 600);
   if (!j.unavailable.empty()) GTEST_SKIP() << "skipping the multi-host test in network namespaces: " << j.unavailable;
   constexpr int kSteps = 600;
-  auto ps0 = j.start("ps", 0, 1, "ps0");
-  auto ps1 = j.start("ps", 1, 2, "ps1", {{"TRIB_TEST_FAULT", "ps-lost-at-final-gather:1"}});
-  auto worker0 = j.start("worker", 0, 3, "worker0");
-  auto worker1 = j.start("worker", 1, 4, "worker1");
-  std::vector<Trib*> all{j.coordinator.get(), ps0.get(), ps1.get(), worker0.get(), worker1.get()};
+  BackupJob::Roles roles = j.start_roles({{"TRIB_TEST_FAULT", "ps-lost-at-final-gather:1"}});
+  auto& [ps0, ps1, worker0, worker1, all] = roles;
   ASSERT_TRUE(wait_until(all, [&] { return all_exited(all); }, 90s)) << transcript(all);
   const std::string out = transcript(all);
   ASSERT_TRUE(ps1->printed("ps 1 is lost at the final checkpoint's gather")) << out;
