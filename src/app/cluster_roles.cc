@@ -324,6 +324,10 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   monitor.reset();  // it reads the member and the server
   if (replica && replica->attach) replica->attach->stop();  // it reads the store
   member->leave();
+  // Serving stops before the member goes: a connection closing now would reach a backup link,
+  // whose epoch claim asks the member's store (the job's end used to crash a server there).
+  listener.reset();
+  replica.reset();
   member.reset();  // no roster may reach the server once it is gone
   return 0;
 }

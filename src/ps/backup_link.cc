@@ -63,7 +63,21 @@ bool BackupLink::forward(const net::Message& frame, std::int64_t& epoch) {
   connection_.reset();
   // The backup may have taken over (this primary cut off from the workers and from it), or
   // be gone: only the claim of the next epoch tells, and only its winner goes on.
-  if (claim_ && !claim_(epoch + 1)) {
+  bool won = true;
+  try {
+    if (claim_) won = claim_(epoch + 1);
+  } catch (const Error& e) {
+    // No coordinator to claim it from (the job is over and this member closing, or it gave up
+    // on the coordinator): whether the backup took over cannot be told, so this primary
+    // acknowledges nothing more. Never an exception: the caller may be a connection's close.
+    fenced_ = true;
+    if (log_)
+      log_(fmt::format("ps {}: its backup is lost ({}) and the shard's next epoch cannot be claimed ({}): it "
+                       "acknowledges nothing more",
+                       shard_, why, e.what()));
+    return false;
+  }
+  if (!won) {
     fence_locked(epoch + 1);
     return false;
   }

@@ -25,8 +25,7 @@ void PsServer::forward_locked(std::uint8_t kind, int worker, std::int64_t number
     // handle() answers the request Unavailable; membership events need no answer.
     fenced_.store(true);
     if (log_)
-      log_(fmt::format("ps {}: its backup took the shard over (this server was cut off); it is fenced: it applies and "
-                       "answers nothing more",
+      log_(fmt::format("ps {}: fenced (its link to the backup says why): it applies and answers nothing more",
                        o_.index));
     return;
   }

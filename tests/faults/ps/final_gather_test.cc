@@ -84,5 +84,14 @@ TEST(PsFinalGather, WithoutABackupTheRunEndsWithOneLineAndThePreviousCheckpointR
   fs::remove_all(out);
 }
 
+TEST(PsFinalGather, AMalformedFaultHookFailsNamingTheVariable) {
+  fs::path out = testing::fresh_path("faults", "ps_final_gather_bad_hook");
+  TribRun r = run_trib(job_with(out, 0), std::chrono::seconds(120), {}, {{"TRIB_TEST_FAULT", "ps-lost-somewhere"}});
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("TRIB_TEST_FAULT=ps-lost-somewhere: expected ps-lost-at-final-gather:INDEX"), std::string::npos)
+      << r.output;
+  fs::remove_all(out);
+}
+
 }  // namespace
 }  // namespace trib

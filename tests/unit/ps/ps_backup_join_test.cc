@@ -153,6 +153,29 @@ TEST(PsBackupJoin, ABackupLinkThatLosesItsBackupGoesOnAloneOnlyIfItWinsTheNextEp
   EXPECT_NE(lines[1].find("this server was replaced"), std::string::npos) << lines[1];
 }
 
+// Regression: at a job's end a worker's connection closing is forwarded as an event; with the
+// backup gone and the member already leaving the coordinator, the claim threw out of the
+// connection's close handler and the server's process aborted.
+TEST(PsBackupJoin, ABackupLinkWhoseClaimCannotBeMadeIsFencedWithoutThrowing) {
+  auto dial = []() -> BackupLink::Dialled { throw Unavailable("backup unreachable"); };
+  const net::Message frame{replica::kReplicaMethod, replica::encode({replica::Kind::closed, 0, 0, "", ""}), Tensor()};
+  std::vector<std::string> lines;
+  BackupLink link(2, dial, [&](const std::string& l) { lines.push_back(l); });
+  link.set_claim([](std::int64_t) -> bool { throw Unavailable("the coordinator was lost: this member is closing"); });
+  std::int64_t epoch = 1;
+  bool forwarded = true;
+  EXPECT_NO_THROW(forwarded = link.forward(frame, epoch));
+  EXPECT_FALSE(forwarded) << "it cannot tell whether its backup took over";
+  EXPECT_TRUE(link.fenced());
+  EXPECT_EQ(epoch, 1);
+  EXPECT_FALSE(link.forward(frame, epoch));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("ps 2: its backup is lost (backup unreachable) and the shard's next epoch cannot be claimed "
+                          "(the coordinator was lost: this member is closing)"),
+            std::string::npos)
+      << lines[0];
+}
+
 TEST(PsBackupJoin, AMalformedStateIsRefusedNamingTheField) {
   PsServer primary(options(Mode::async));
   primary.handle(Request(proto::Type::init).message(Tensor::zeros(DType::f32, Shape{6})), kChief);
