@@ -1,5 +1,6 @@
 #include "sweep_log.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -107,7 +108,16 @@ std::vector<TrialRecord> SweepLog::replay(const std::filesystem::path& path, Ash
     if (j.contains("metric")) t.metric = j["metric"].get<double>();
     if (event == "result") {
       const std::string decision = j.value("decision", "");
-      if (asha != nullptr && t.metric && (decision == "continue" || decision == "stop")) asha->record(id, t.step, *t.metric);
+      // Only results at a rung are ASHA's records, as in the sweep that wrote them (a trial
+      // stopped by the time budget between rungs was never compared).
+      const std::vector<std::int64_t>* rungs = asha != nullptr ? &asha->rungs() : nullptr;
+      if (rungs != nullptr && t.metric && (decision == "continue" || decision == "stop") &&
+          std::find(rungs->begin(), rungs->end(), t.step) != rungs->end())
+        asha->record(id, t.step, *t.metric);
+      // The decision ends the trial even when the crash came before its end line: a trial
+      // stopped at a rung must not train past it on --resume.
+      if (decision == "stop") t.state = TrialState::stopped, t.note = "stopped at step " + std::to_string(t.step);
+      if (decision == "done") t.state = TrialState::completed;
     } else if (event == "end") {
       t.state = parse_state(j.at("state").get<std::string>());
       t.note = j.value("note", "");

@@ -23,9 +23,9 @@ class SweepLog {
   void result(const TrialRecord& t, const std::string& decision);
   void end(const TrialRecord& t);
 
-  // The trials the log describes, by id. A trial without an end is pending again (its run
-  // directory's checkpoint, if any, continues it). Rung results go to `asha` when given. A
-  // torn last line (a crash mid-write) is ignored.
+  // The trials the log describes, by id. A trial without an end or a final decision ("stop",
+  // "done") is pending again (its run directory's checkpoint, if any, continues it). Results
+  // at ASHA's rungs go to `asha` when given. A torn last line (a crash mid-write) is ignored.
   static std::vector<TrialRecord> replay(const std::filesystem::path& path, Asha* asha);
 
  private:

@@ -57,6 +57,43 @@ TEST(SweepLog, ReplayRebuildsTrialsStatesAndRungs) {
   fs::remove_all(dir);
 }
 
+// A crash between a decision's line and the trial's end line: the decision stands. Before,
+// a trial stopped at a rung came back pending and --resume trained it on to the next rung.
+TEST(SweepLog, ADecisionWithoutItsEndLineEndsTheTrial) {
+  fs::path dir = temp("decision");
+  {
+    SweepLog log(dir / "sweep.jsonl");
+    for (int i = 0; i < 3; ++i) {
+      TrialRecord t;
+      t.id = i;
+      log.trial(t);
+    }
+    log.result(TrialRecord{0, {}, TrialState::pending, 10, 0.6, ""}, "continue");
+    log.result(TrialRecord{1, {}, TrialState::stopped, 10, 0.4, ""}, "stop");  // then the crash
+    log.result(TrialRecord{0, {}, TrialState::completed, 90, 0.8, ""}, "done");  // likewise
+    // Stopped by the time budget between rungs: never compared, no rung record.
+    TrialRecord t2{2, {}, TrialState::stopped, 17, 0.3, "time budget", 0.5};
+    log.result(t2, "stop");
+    log.end(t2);
+  }
+  Asha asha(10, 90, 3, true);
+  std::vector<TrialRecord> trials = SweepLog::replay(dir / "sweep.jsonl", &asha);
+  ASSERT_EQ(trials.size(), 3u);
+  EXPECT_EQ(trials[0].state, TrialState::completed);
+  EXPECT_EQ(trials[0].step, 90);
+  EXPECT_EQ(trials[1].state, TrialState::stopped);  // not pending: it stays at rung 10
+  EXPECT_EQ(trials[1].step, 10);
+  EXPECT_TRUE(trials[1].finished());
+  EXPECT_EQ(trials[2].state, TrialState::stopped);
+  EXPECT_EQ(trials[2].note, "time budget");  // the end line's note wins
+  // Rung 10 holds trials 0 and 1, once each: 0.4 + 2/3 * 0.2; step 17 is no rung.
+  ASSERT_TRUE(asha.cutoff(10).has_value());
+  EXPECT_NEAR(*asha.cutoff(10), 0.533333, 1e-6);
+  EXPECT_FALSE(asha.cutoff(17).has_value());
+  EXPECT_FALSE(asha.cutoff(90).has_value());  // the end is no rung
+  fs::remove_all(dir);
+}
+
 TEST(SweepLog, ACorruptLineInTheMiddleIsAnError) {
   fs::path dir = temp("corrupt");
   std::ofstream(dir / "sweep.jsonl") << "{not json\n"
