@@ -142,6 +142,7 @@ double single_images_per_s(const Args& a, const Data& d) {
 // One stage's totals over the measured steps.
 struct StageTotals {
   double compute = 0, accumulate = 0, wait = 0, send = 0, update = 0, wall = 0;
+  double update_cpu = 0;  // the update's CPU time (its wall time counts a loaded machine's waits)
   double cpu = 0;        // the stage thread's CPU time
   // Every thread's CPU time in the stage's process (its transfers too). Stages as threads
   // share one process: stage 0 counts it for all of them, the others 0.
@@ -150,6 +151,7 @@ struct StageTotals {
   std::size_t peak = 0;
   void add(const StepStats& r) {
     compute += r.compute_s, accumulate += r.accumulate_s, wait += r.wait_s, send += r.send_s, update += r.update_s;
+    update_cpu += r.update_cpu_s;
     wall += r.wall_s;
     peak = std::max(peak, r.peak_activation_bytes);
   }
@@ -157,7 +159,7 @@ struct StageTotals {
   // after it is no pipeline idle time; it is reported apart).
   double window() const { return wall - update; }
   double work() const { return compute + accumulate; }
-  double cpu_work() const { return std::max(0.0, cpu - update); }
+  double cpu_work() const { return std::max(0.0, cpu - update_cpu); }
 };
 
 struct Result {
@@ -188,9 +190,9 @@ double bound_bubble(const std::vector<StageTotals>& t, int m, double cores) {
   double all = 0;
   for (const auto& s : t) {
     c.push_back(s.cpu_work() / m);
-    all += cores > 0 ? std::max(0.0, s.process_cpu - s.update) : 0;
+    all += cores > 0 ? std::max(0.0, s.process_cpu - s.update_cpu) : 0;
   }
-  return bound_bubble(c, m, all / m, cores > 0 ? cores : 1);
+  return bound_bubble(c, m, all, cores > 0 ? cores : 1);
 }
 
 // The planner's cut of the bench's model (its calibration in a child process, so that this
@@ -322,8 +324,8 @@ std::vector<StageTotals> as_processes(const Args& a, const Data& d, const Partit
         links.connect(bench::read_line(down[0]));
         double whole = 0;
         StageTotals t = run_stage(a, d, part, schedule, s, links, &whole);
-        bench::write_all(up[1], fmt::format("{} {} {} {} {} {} {} {} {} {} {}\n", t.compute, t.accumulate, t.wait, t.send,
-                                            t.update, t.wall, t.cpu, t.process_cpu, t.core_wait, t.peak, whole));
+        bench::write_all(up[1], fmt::format("{} {} {} {} {} {} {} {} {} {} {} {}\n", t.compute, t.accumulate, t.wait, t.send,
+                                            t.update, t.update_cpu, t.wall, t.cpu, t.process_cpu, t.core_wait, t.peak, whole));
         links.close();
       } catch (const std::exception& e) {
         fmt::print(stderr, "pipeline_bench: stage {}: {}\n", s, e.what());
@@ -346,7 +348,7 @@ std::vector<StageTotals> as_processes(const Args& a, const Data& d, const Partit
     std::istringstream in(bench::read_line(c.up));
     StageTotals& t = totals[static_cast<std::size_t>(s)];
     double whole = 0;
-    if (!(in >> t.compute >> t.accumulate >> t.wait >> t.send >> t.update >> t.wall >> t.cpu >> t.process_cpu >> t.core_wait >>
+    if (!(in >> t.compute >> t.accumulate >> t.wait >> t.send >> t.update >> t.update_cpu >> t.wall >> t.cpu >> t.process_cpu >> t.core_wait >>
           t.peak >> whole))
       throw std::runtime_error(fmt::format("stage {} (pid {}) sent no result", s, c.pid));
     if (s == 0) total_s = whole;

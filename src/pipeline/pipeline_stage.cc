@@ -1,5 +1,7 @@
 #include "trib/pipeline/pipeline_stage.h"
 
+#include <time.h>
+
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -13,6 +15,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 }  // namespace
 
@@ -100,7 +107,9 @@ StepStats PipelineStage::step(std::int64_t step, std::int64_t total_steps, const
   }
   std::vector<update::GradTensor> grads;
   timed(st.accumulate_s, [&] { grads = acc.mean(m_count); });
+  const double cpu0 = thread_cpu_s();
   timed(st.update_s, [&] { st.applied = o_.update->apply(step, grads, vars); });
+  st.update_cpu_s = thread_cpu_s() - cpu0;
   st.busy_s = st.compute_s + st.accumulate_s + st.update_s;
   st.wall_s = since(t0);
   return st;
