@@ -124,7 +124,9 @@ Partition StageRun::agree_partition() {
   std::vector<int> manual;
   for (const config::LayerConfig& l : job_.model.layers) manual.push_back(l.stage);
   if (has_manual_stages(manual)) return manual_partition(manual, s_.stages);
-  if (chief()) {
+  // A relaunched chief takes the partition the running stages have (a new calibration
+  // could cut elsewhere).
+  if (chief() && !o_.lookup(partition_key())) {
     Plan plan = plan_for_job(job_, [this](const std::string& table) {
       fmt::print(o_.log, "{}", table);
       std::fflush(o_.log);
