@@ -229,7 +229,8 @@ void StageRun::checkpoint(std::int64_t step, bool end) {
   for (int s = 0; s < s_.stages; ++s)
     // A stage lost before writing its shard: the chief's neighbour says so (its loss reaches
     // every stage), rather than this wait timing out.
-    w.add_written_shard(shard_info_from_json(await_linked(key(s), fmt::format("stage {}'s checkpoint shard of step {}", s, step))));
+    w.add_written_shard(
+        shard_info_from_json(await_linked(key(s), fmt::format("stage {}'s checkpoint shard of step {}", s, step))));
   // Where stage 0's data stands after this step: a resumed run continues there.
   if (source_ && source_->position()) w.set_data_position(train::data_position_to_json(*source_->position()));
   w.publish();
