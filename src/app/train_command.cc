@@ -132,8 +132,8 @@ int run_train(const TrainArgs& args, const Log& log) {
   // reshard: the consumer group moves partitions) nor a pipeline (it cannot go on without a
   // stage): those restart whole instead (below).
   const bool pipeline = o.job.strategy.name == config::StrategyName::pipeline;
-  // A pipeline without replicas relaunches a lost stage alone (the others roll back in
-  // place); stage 0, the chief, is not relaunched: the job restarts whole (below).
+  // A pipeline without replicas relaunches a lost stage alone, stage 0 (the chief) included:
+  // the others roll back in place, and a relaunched stage 0 takes the run directory back.
   const bool relaunch_stages = pipeline && o.job.strategy.replicas == 1 && o.job.cluster.max_restarts > 0;
   lc.workers_may_be_lost =
       (o.job.strategy.name != config::StrategyName::local && !allreduce_stream(o.job) && !pipeline) || relaunch_stages;
@@ -144,11 +144,13 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps;
   lc.server_backups = o.job.strategy.ps_replicas > 0;
   // A lost chief likewise: the new one restores every server from the newest checkpoint (ps),
-  // or joins the survivors' group as a relaunched worker does (allreduce). Not a stream job's:
-  // its Kafka positions are the chief's to commit, and a new chief's would not follow the
-  // others' in-place rewind; the job restarts whole instead (below).
-  lc.relaunch_chief = (lc.relaunch_servers || o.job.strategy.name == config::StrategyName::allreduce) &&
-                      !o.job.data.stream();
+  // joins the survivors' group as a relaunched worker does (allreduce), or takes the pipeline's
+  // run directory back as stage 0 (relaunch_stages). Not a stream job's: its Kafka positions
+  // are the chief's to commit, and a new chief's would not follow the others' in-place rewind;
+  // the job restarts whole instead (below).
+  lc.relaunch_chief = ((lc.relaunch_servers || o.job.strategy.name == config::StrategyName::allreduce) &&
+                       !o.job.data.stream()) ||
+                      relaunch_stages;
   const bool restarts_whole_job =
       pipeline || (o.job.data.stream() && o.job.strategy.name != config::StrategyName::local);
   if (pipeline)

@@ -1,9 +1,12 @@
 #include "trib/pipeline/pipeline_stage.h"
 
+#include <time.h>
+
 #include <chrono>
 #include <cstring>
 #include <map>
 
+#include "pipeline/gradient_sum.h"
 #include "trib/core/error.h"
 
 namespace trib::pipeline {
@@ -12,62 +15,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// Sums micro-batch gradients; sparse ones (embedding rows) by concatenating rows and indices.
-struct Accumulator {
-  std::vector<update::GradTensor> sum;
-  std::vector<std::vector<update::GradTensor>> sparse_parts;
-
-  void add(std::vector<update::GradTensor>& grads) {
-    if (sum.empty()) {
-      sum.resize(grads.size());
-      sparse_parts.resize(grads.size());
-    }
-    for (std::size_t i = 0; i < grads.size(); ++i) {
-      if (grads[i].sparse()) {
-        sparse_parts[i].push_back({grads[i].values.clone(), grads[i].indices.clone()});
-        continue;
-      }
-      if (!sum[i].values.defined()) {
-        // The first micro-batch's gradient becomes the sum: a copy only when something else
-        // still holds its memory (a 1024 x 1024 layer's is 4 MB, a memory-bound pass per step).
-        const bool ours = grads[i].values.storage().use_count() == 1;
-        sum[i].values = ours ? std::move(grads[i].values) : grads[i].values.clone();
-        continue;
-      }
-      float* acc = sum[i].values.data<float>();
-      const float* g = grads[i].values.data<float>();
-      for (std::int64_t k = 0; k < sum[i].values.numel(); ++k) acc[k] += g[k];
-    }
-  }
-
-  std::vector<update::GradTensor> mean(int count) {
-    const float f = 1.0f / static_cast<float>(count);
-    for (std::size_t i = 0; i < sum.size(); ++i) {
-      if (!sparse_parts[i].empty()) sum[i] = concat(sparse_parts[i]);
-      float* v = sum[i].values.data<float>();
-      for (std::int64_t k = 0; k < sum[i].values.numel(); ++k) v[k] *= f;
-    }
-    return std::move(sum);
-  }
-
-  static update::GradTensor concat(const std::vector<update::GradTensor>& parts) {
-    std::int64_t rows = 0;
-    for (const auto& p : parts) rows += p.values.shape()[0];
-    std::vector<std::int64_t> dims = parts[0].values.shape().dims();
-    dims[0] = rows;
-    update::GradTensor out{Tensor::empty(DType::f32, Shape(dims)),
-                           Tensor::empty(parts[0].indices.dtype(), Shape{rows})};
-    std::size_t vo = 0, io = 0;
-    for (const auto& p : parts) {
-      std::memcpy(static_cast<char*>(out.values.raw_data()) + vo, p.values.raw_data(), p.values.nbytes());
-      std::memcpy(static_cast<char*>(out.indices.raw_data()) + io, p.indices.raw_data(), p.indices.nbytes());
-      vo += p.values.nbytes();
-      io += p.indices.nbytes();
-    }
-    return out;
-  }
-};
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 }  // namespace
 
@@ -106,7 +58,7 @@ StepStats PipelineStage::step(std::int64_t step, std::int64_t total_steps, const
   StepStats st;
   std::map<int, Tensor> inputs, micro_labels;  // kept from forward to backward
   std::size_t stash = 0;
-  Accumulator acc;
+  GradientSum acc;
   // Runs `f` and adds its duration to `into`.
   auto timed = [](double& into, auto&& f) {
     const auto c0 = Clock::now();
@@ -155,7 +107,9 @@ StepStats PipelineStage::step(std::int64_t step, std::int64_t total_steps, const
   }
   std::vector<update::GradTensor> grads;
   timed(st.accumulate_s, [&] { grads = acc.mean(m_count); });
+  const double cpu0 = thread_cpu_s();
   timed(st.update_s, [&] { st.applied = o_.update->apply(step, grads, vars); });
+  st.update_cpu_s = thread_cpu_s() - cpu0;
   st.busy_s = st.compute_s + st.accumulate_s + st.update_s;
   st.wall_s = since(t0);
   return st;

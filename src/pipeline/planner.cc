@@ -15,12 +15,6 @@ namespace {
 constexpr double kMb = 1024.0 * 1024.0;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-double stage_ms(const std::vector<LayerCost>& costs, StageRange r) {
-  double ms = 0;
-  for (int i = r.begin; i < r.end; ++i) ms += costs[static_cast<std::size_t>(i)].ms;
-  return ms;
-}
-
 // Best cut of layers into `stages`: the smallest largest `cost(range, stage)`, and among cuts
 // as good, the fewest bytes crossing the cuts (`cut(i)`: the bytes entering layer i). Returns
 // the partition and that largest cost (inf when none is finite).
@@ -54,6 +48,15 @@ std::pair<Partition, double> min_max_cut(int layers, int stages, const Cost& cos
 
 }  // namespace
 
+double stage_ms(const std::vector<LayerCost>& costs, StageRange r, bool last) {
+  double ms = 0;
+  for (int i = r.begin; i < r.end; ++i) {
+    const LayerCost& c = costs[static_cast<std::size_t>(i)];
+    ms += last ? c.ms - c.forward_ms : c.ms;
+  }
+  return ms;
+}
+
 double stage_memory_mb(const std::vector<LayerCost>& costs, StageRange r, int stage, const PlanOptions& o) {
   double bytes = 0, work = 0;
   for (int i = r.begin; i < r.end; ++i) {
@@ -71,7 +74,7 @@ Plan estimate(const std::vector<LayerCost>& costs, const Partition& partition, c
   plan.partition = partition;
   for (int s = 0; s < partition.stage_count(); ++s) {
     const StageRange r = partition.stages[static_cast<std::size_t>(s)];
-    plan.stages.push_back({r, stage_ms(costs, r), stage_memory_mb(costs, r, s, o)});
+    plan.stages.push_back({r, stage_ms(costs, r, s + 1 == partition.stage_count()), stage_memory_mb(costs, r, s, o)});
     if (s + 1 < partition.stage_count()) plan.cut_bytes.push_back(costs[static_cast<std::size_t>(r.end - 1)].output_bytes);
   }
   return plan;
@@ -83,7 +86,7 @@ Plan plan_partition(const std::vector<LayerCost>& costs, const PlanOptions& o) {
              "pipeline: {} stage(s) for a model of {} layer(s): each stage needs at least one layer", o.stages, layers);
   auto memory = [&](StageRange r, int s) { return stage_memory_mb(costs, r, s, o); };
   auto time = [&](StageRange r, int s) {
-    return o.memory_mb > 0 && memory(r, s) > o.memory_mb ? kInf : stage_ms(costs, r);
+    return o.memory_mb > 0 && memory(r, s) > o.memory_mb ? kInf : stage_ms(costs, r, s + 1 == o.stages);
   };
   auto cut = [&](int i) { return static_cast<double>(costs[static_cast<std::size_t>(i)].input_bytes); };
   auto [partition, slowest] = min_max_cut(layers, o.stages, time, cut);

@@ -86,7 +86,12 @@ class StageRun {
   bool recovers_in_place() const { return s_.replicas == 1; }
   void connect();
   void evaluate(std::int64_t round);
-  void checkpoint(std::int64_t step);
+  // This stage's shard of step `step`; the chief then publishes the manifest. At the run's
+  // `end`, every stage of replica 0 waits for that manifest before it leaves.
+  void checkpoint(std::int64_t step, bool end);
+  // Waits for `key` in the store up to the links' timeout while watching the neighbours: a
+  // stage lost meanwhile fails the wait at once (Unavailable), as a wait on the links does.
+  std::string await_linked(const std::string& key, const std::string& what);
   bool chief() const { return o_.stage == 0 && o_.replica == 0; }
   bool last() const { return o_.stage + 1 == s_.stages; }
   template <typename... Args>
@@ -119,7 +124,9 @@ Partition StageRun::agree_partition() {
   std::vector<int> manual;
   for (const config::LayerConfig& l : job_.model.layers) manual.push_back(l.stage);
   if (has_manual_stages(manual)) return manual_partition(manual, s_.stages);
-  if (chief()) {
+  // A relaunched chief takes the partition the running stages have (a new calibration
+  // could cut elsewhere).
+  if (chief() && !o_.lookup(partition_key())) {
     Plan plan = plan_for_job(job_, [this](const std::string& table) {
       fmt::print(o_.log, "{}", table);
       std::fflush(o_.log);
@@ -186,7 +193,18 @@ void StageRun::evaluate(std::int64_t round) {
   }
 }
 
-void StageRun::checkpoint(std::int64_t step) {
+std::string StageRun::await_linked(const std::string& key, const std::string& what) {
+  const auto until = std::chrono::steady_clock::now() + o_.timeout;
+  for (;;) {
+    if (std::optional<std::string> v = o_.lookup(key)) return *v;
+    links_->check_neighbours();
+    TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout, "pipeline stage {}: {} did not come within {} s",
+               o_.stage, what, std::chrono::duration_cast<std::chrono::seconds>(o_.timeout).count());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void StageRun::checkpoint(std::int64_t step, bool end) {
   if (o_.replica != 0) return;  // the replicas hold the same values
   const std::filesystem::path root = o_.output / "checkpoints";
   const std::filesystem::path dir = checkpoint_dir(root, step);
@@ -198,25 +216,26 @@ void StageRun::checkpoint(std::int64_t step) {
   // Keyed by round too: a shard of this step written before a rollback is not this round's.
   auto key = [&](int stage) { return fmt::format("pipeline/ckpt/{}/{}/{}", round_, step, stage); };
   o_.publish(key(o_.stage), shard_info_to_json(info));
-  if (!chief()) return;
+  const std::string manifest = fmt::format("pipeline/ckpt/{}/{}/manifest", round_, step);
+  if (!chief()) {
+    // The run's end: a stage that left now would close its links while the chief still
+    // gathers the shards, and the chief, watching its neighbours, would take that for a
+    // loss (and wait for a relaunch that never comes). Every stage stays until the manifest
+    // is out; a stage lost meanwhile is still a loss.
+    if (end) await_linked(manifest, fmt::format("the manifest of step {} (stage 0 writes it)", step));
+    return;
+  }
   CheckpointWriter w(root, step);
-  for (int s = 0; s < s_.stages; ++s) {
+  for (int s = 0; s < s_.stages; ++s)
     // A stage lost before writing its shard: the chief's neighbour says so (its loss reaches
     // every stage), rather than this wait timing out.
-    std::optional<std::string> shard;
-    const auto until = std::chrono::steady_clock::now() + o_.timeout;
-    while (!(shard = o_.lookup(key(s)))) {
-      links_->check_neighbours();
-      TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout, "pipeline stage 0: stage {}'s checkpoint shard of step {} did not come within {} s",
-                 s, step, std::chrono::duration_cast<std::chrono::seconds>(o_.timeout).count());
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    w.add_written_shard(shard_info_from_json(*shard));
-  }
+    w.add_written_shard(
+        shard_info_from_json(await_linked(key(s), fmt::format("stage {}'s checkpoint shard of step {}", s, step))));
   // Where stage 0's data stands after this step: a resumed run continues there.
   if (source_ && source_->position()) w.set_data_position(train::data_position_to_json(*source_->position()));
   w.publish();
   keep_last(root, static_cast<std::size_t>(job_.training.keep_checkpoints));  // as one process keeps them
+  o_.publish(manifest, "1");
 }
 
 // Stage 0 reads the data and says how long the run is; the others learn it from the store.
@@ -344,7 +363,7 @@ StageSummary StageRun::run() {
         loss_sum = 0, loss_steps = 0;
       }
       if (report && o_.replica == 0) evaluate(step);
-      if (step % length.checkpoint_every == 0 || step == total) checkpoint(step);
+      if (step % length.checkpoint_every == 0 || step == total) checkpoint(step, step == total);
     } catch (const Unavailable& e) {
       if (!recovers_in_place()) throw;
       step = recover(e.what());

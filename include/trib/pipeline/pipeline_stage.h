@@ -39,6 +39,7 @@ struct StepStats {
   double wait_s = 0;            // blocked in receive
   double send_s = 0;            // in send (the transport's copy or serialization)
   double update_s = 0;          // the update (and the replicas' allreduce)
+  double update_cpu_s = 0;      // the update's CPU time on this thread (a loaded machine does not inflate it)
   double busy_s = 0;            // compute + accumulate + update
   double wall_s = 0;            // the whole step, update included
   std::size_t stash_bytes = 0;  // most stage inputs kept at once for their backward pass

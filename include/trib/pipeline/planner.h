@@ -5,10 +5,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "trib/config/job_config.h"
+#include "trib/engine/context.h"
+#include "trib/nn/sequential.h"
+#include "trib/optim/optimizer.h"
+#include "trib/optim/schedule.h"
 #include "trib/pipeline/partition.h"
 
 namespace trib::pipeline {
@@ -16,7 +21,13 @@ namespace trib::pipeline {
 // One layer, measured at the micro-batch size by the calibration pass.
 struct LayerCost {
   std::string name;
-  double ms = 0;                     // forward + backward (with the forward recomputed), one micro-batch
+  // Its work per micro-batch in a stage before the last: its forward pass, its backward pass
+  // (which recomputes the forward), and summing its gradient into the step's sum.
+  double ms = 0;
+  // The part of `ms` that is the separate forward pass: the last stage runs none (its
+  // backward graph computes the forward once), so there the layer costs ms - forward_ms.
+  // 0 for the model's last layer, which only the last stage runs and is measured as such.
+  double forward_ms = 0;
   std::int64_t parameter_bytes = 0;  // its variables
   std::int64_t optimizer_bytes = 0;  // its optimizer state
   std::int64_t input_bytes = 0;      // its input, one micro-batch (kept until the backward pass)
@@ -26,7 +37,7 @@ struct LayerCost {
 
 struct StageEstimate {
   StageRange layers;
-  double ms = 0;  // per micro-batch
+  double ms = 0;  // per micro-batch: its layers' ms, less their forward_ms on the last stage
   double mb = 0;  // parameters, their gradients, optimizer state, kept inputs, intermediates
 };
 
@@ -58,9 +69,27 @@ Plan plan_partition(const std::vector<LayerCost>& costs, const PlanOptions& opti
 // The estimates for a given partition (a manual one, to print it the same way).
 Plan estimate(const std::vector<LayerCost>& costs, const Partition& partition, const PlanOptions& options);
 
-// Measures every layer of the job's model at micro-batch training.batch / micro_batches
-// (calibration.cc): a few timed runs of its backward graph, its variables' and its optimizer
-// state's bytes.
+// A stage's work per micro-batch under `costs`: the sum of its layers' ms, without their
+// separate forward passes on the last stage.
+double stage_ms(const std::vector<LayerCost>& costs, StageRange r, bool last);
+
+// What the calibration measures: a model's layers, each alone as a one-layer stage.
+struct LayerCalibration {
+  std::shared_ptr<nn::Sequential> model;
+  Shape input;  // one example's
+  std::int64_t classes = 0;
+  std::uint64_t seed = 0;
+  std::int64_t micro_batch = 1;
+  std::shared_ptr<const Optimizer> optimizer;
+  std::shared_ptr<const Schedule> schedule;
+};
+
+// Measures every layer (calibration.cc): the fastest of a few timed runs of each of its
+// passes (a loaded machine only adds to a run's time) and of its gradient sum, its
+// variables' and its optimizer state's bytes, its activations' bytes.
+std::vector<LayerCost> calibrate(const LayerCalibration& what, const EngineContext& engine);
+// The same for a job's model at micro-batch training.batch / micro_batches, on an engine of
+// the job's threads.
 std::vector<LayerCost> calibrate(const config::JobConfig& job);
 
 // What the job runs: its `stage:` values if any, else the planner's cut of the calibrated

@@ -1,7 +1,7 @@
 // A pipeline stage's process killed mid-run: the run ends, naming it, instead of hanging.
-// With cluster.max_restarts a lost stage other than stage 0 is relaunched alone and the
-// others roll back in place to the newest checkpoint; a lost stage 0 (the chief) restarts
-// every stage from it. Either way the run completes.
+// With cluster.max_restarts the lost stage is relaunched alone and the others roll back in
+// place to the newest checkpoint; a relaunched stage 0 (the chief) takes the run directory
+// and the data back from it. Either way the run completes.
 #include <signal.h>
 
 #include <fmt/format.h>
@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "e2e/trib_process.h"
+#include "trib/checkpoint/checkpoint.h"
 
 namespace trib::testing {
 namespace {
@@ -70,18 +71,41 @@ TEST(PipelineLostStage, AKilledStageEndsTheRunNamingIt) {
   EXPECT_LT(r.seconds, 120) << r.output;
 }
 
-// Stage 0 holds the run directory and the data: losing it restarts every stage.
-TEST(PipelineLostStage, WithRestartsALostStageZeroRestartsThePipelineFromItsCheckpoint) {
-  TempDir dir("pipeline_restart");
+// Stage 0 holds the run directory and the data: relaunched alone, it takes both back from
+// the newest checkpoint, the other stages roll back to it in place, and it writes the rest of
+// the run's checkpoints.
+TEST(PipelineLostStage, WithRestartsALostStageZeroIsRelaunchedAloneAndTakesTheRunBack) {
+  TempDir dir("pipeline_chief");
   pid_t killed = -1;
   TribRun r = killed_after_step_100(dir, 2, "worker0", killed);
   ASSERT_GT(killed, 0) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("local cluster: restarting the job from its newest checkpoint (1 of 2)"),
-            std::string::npos)
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(fmt::format("worker0 \\(pid {}\\) was killed by signal 9.*; relaunching "
+                                                                  "\\(1 of 2\\)",
+                                                                  killed))))
       << r.output;
-  EXPECT_TRUE(std::regex_search(r.output, std::regex("pipeline stage 1: layers .* from step (50|100) to 1000"))) << r.output;
+  EXPECT_EQ(count(r.output, "relaunched (pid"), 1u) << r.output;
+  EXPECT_EQ(count(r.output, "local cluster: started"), 1u) << r.output;
+  EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.output, m, std::regex("pipeline stage 0: layers .* from step (50|100) to 1000 \\(relaunched: round 1\\)")))
+      << r.output;
+  const std::string from = m[1].str();
+  // Stage 1 names stage 0; stage 2 learns of it when stage 1 drops its links.
+  EXPECT_NE(r.output.find("pipeline stage 1: stage 0 (worker 0 at"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("pipeline stage 2: stage 1 (worker 1 at"), std::string::npos) << r.output;
+  for (int stage : {0, 1, 2})
+    EXPECT_NE(r.output.find(fmt::format("pipeline stage {}: round 1: every stage goes on from the checkpoint of step {}",
+                                        stage, from)),
+              std::string::npos)
+        << "stage " << stage << "\n" << r.output;
   EXPECT_NE(r.output.find("step 1000: test loss"), std::string::npos) << r.output;
+  // The relaunched chief wrote the run's last checkpoint, every stage's shard in it.
+  std::optional<ValidCheckpoint> newest = load_latest_valid(dir.path() / "run" / "checkpoints");
+  ASSERT_TRUE(newest.has_value()) << r.output;
+  EXPECT_EQ(newest->checkpoint.step(), 1000) << r.output;
+  EXPECT_GT(final_accuracy(r.output), 0.5) << r.output;
 }
 
 // Stage 1 killed: only its process is relaunched (one new PID, the others keep theirs: the

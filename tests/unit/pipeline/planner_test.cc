@@ -81,6 +81,20 @@ TEST(Planner, OneFOneBKeepsFewerInputsThanGPipe) {
   EXPECT_DOUBLE_EQ(stage_memory_mb(c, {3, 4}, 3, f1b), 1);  // the last stage: one
 }
 
+TEST(Planner, TheLastStageRunsNoSeparateForwardPass) {
+  // Each layer: 3 ms before the last stage, of which 1.5 ms its separate forward pass, which
+  // the last stage does not run. Counting layers (or their ms alone) cuts 2|2: 6 ms then
+  // 3 ms; the last stage's layers cost 1.5 ms each, so 1|3 is faster: 3 ms, 4.5 ms.
+  std::vector<LayerCost> c(4, layer("x", 3, 0));
+  for (auto& l : c) l.forward_ms = 1.5;
+  c.back().forward_ms = 0, c.back().ms = 1.5;  // the model's last layer: measured as the last stage
+  Plan p = plan_partition(c, options(2));
+  EXPECT_EQ(p.partition.to_string(), "0-0,1-3");
+  EXPECT_DOUBLE_EQ(p.stages[0].ms, 3);
+  EXPECT_DOUBLE_EQ(p.stages[1].ms, 4.5);
+  EXPECT_DOUBLE_EQ(stage_ms(c, {1, 4}, false), 7.5);  // the same layers before the last stage
+}
+
 TEST(Planner, TheTableNamesStagesLayersAndCuts) {
   std::vector<LayerCost> c{layer("dense_0", 1, 1), layer("dense_1", 1, 1)};
   const std::string t = plan_partition(c, options(2)).table(c);
