@@ -42,13 +42,16 @@ void GradientExchange::start(const std::vector<update::GradTensor>& grads) {
   reported_.assign(grads.size(), false);
   ready_.assign(static_cast<std::size_t>(items()), 0);
   done_.assign(static_cast<std::size_t>(items()), 0);
-  thread_ = std::thread([this] { comm_main(); });
+  started_ = true;
+  // A model part without parameters (a pipeline stage of only a flatten) has nothing to
+  // exchange: its communication thread would spin through empty steps, so there is none.
+  if (items() > 0) thread_ = std::thread([this] { comm_main(); });
 }
 
 void GradientExchange::report(std::size_t index, const update::GradTensor& grad) {
   {
     std::lock_guard lock(mu_);
-    if (plan_.empty() || reported_[index]) return;
+    if (!started_ || reported_[index]) return;
     const BucketSlot& slot = plan_.slot(index);
     TRIB_CHECK(grad.values.shape() == slot.shape && grad.sparse() == (slot.bucket < 0), InvalidArgument,
                "allreduce strategy: gradient {} is {}{} but was {}{} in the first step", index,
@@ -76,7 +79,7 @@ void GradientExchange::report(std::size_t index, const update::GradTensor& grad)
 }
 
 void GradientExchange::finish(std::vector<update::GradTensor>& grads) {
-  if (plan_.empty()) start(grads);
+  if (!started_) start(grads);
   TRIB_CHECK(grads.size() == plan_.parameters(), InvalidArgument, "allreduce strategy: {} gradients for {} parameters",
              grads.size(), plan_.parameters());
   const auto began = std::chrono::steady_clock::now();

@@ -54,6 +54,7 @@ class GradientExchange {
   std::size_t bucket_bytes_;
   Compression compression_;
   BucketPlan plan_;
+  bool started_ = false;  // start() made the plan (empty where there are no parameters)
   std::vector<Tensor> buckets_;                   // f32 [elements], one per bucket
   std::vector<int> sparse_item_;                  // per parameter: its sparse item, or -1
   std::vector<update::GradTensor> sparse_in_, sparse_out_;  // per sparse item

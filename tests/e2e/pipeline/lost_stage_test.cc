@@ -14,10 +14,10 @@
 namespace trib::testing {
 namespace {
 
-std::string long_pipeline_job(int max_restarts) {
+std::string long_pipeline_job(int max_restarts,
+                              const std::string& strategy = "{name: pipeline, stages: 3, micro_batches: 4}") {
   std::string job = tiny_job(fmt::format("cluster: {{max_restarts: {}}}\n", max_restarts));
-  return std::regex_replace(job, std::regex("strategy: \\{name: ps, mode: async\\}\n"),
-                            "strategy: {name: pipeline, stages: 3, micro_batches: 4}\n");
+  return std::regex_replace(job, std::regex("strategy: \\{name: ps, mode: async\\}\n"), "strategy: " + strategy + "\n");
 }
 
 // Runs the job and kills `worker` once stage 2 has reported step `after`.
@@ -140,6 +140,26 @@ TEST(PipelineLostStage, WithRestartsALostStageIsRelaunchedAloneAndTheOthersRollB
               std::string::npos)
         << "stage " << stage << "\n" << r.output;
   EXPECT_NE(r.output.find("step 1000: test loss"), std::string::npos) << r.output;
+  EXPECT_GT(final_accuracy(r.output), 0.5) << r.output;
+}
+
+// With replicas a stage's allreduce group does not re-form: a lost stage of any replica
+// restarts every process from the newest checkpoint instead (the job still completes).
+TEST(PipelineLostStage, WithReplicasALostStageRestartsThePipelineFromItsCheckpoint) {
+  TempDir dir("pipeline_replicas_restart");
+  std::string job = dir.file("job.yaml", long_pipeline_job(2, "{name: pipeline, stages: 2, micro_batches: 2, replicas: 2}"));
+  pid_t killed = -1;
+  TribRun r = run_and_kill(args(job, (dir.path() / "run").string()), "worker3", 100, killed);
+  ASSERT_GT(killed, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("local cluster: restarting the job from its newest checkpoint (1 of 2)"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("relaunched (pid"), std::string::npos) << r.output;  // no stage relaunched alone
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("pipeline stage 1: layers .* from step (50|100) to 1000"))) << r.output;
+  EXPECT_NE(r.output.find("step 1000: test loss"), std::string::npos) << r.output;
+  std::optional<ValidCheckpoint> newest = load_latest_valid(dir.path() / "run" / "checkpoints");
+  ASSERT_TRUE(newest.has_value()) << r.output;
+  EXPECT_EQ(newest->checkpoint.step(), 1000) << r.output;
   EXPECT_GT(final_accuracy(r.output), 0.5) << r.output;
 }
 

@@ -273,5 +273,25 @@ TEST(AllreduceStrategy, StartGivesEveryWorkerTheChiefsVariablesAndOptimizerState
   EXPECT_EQ(vars[2].get("b").shape(), (Shape{2, 2}));
 }
 
+// A model part without parameters (a replicated pipeline stage holding only a flatten) has
+// nothing to exchange: its steps apply at once (they used to start a second communication
+// thread over a running one, and abort).
+TEST(AllreduceStrategy, AModelWithoutParametersTakesItsStepsWithNothingToExchange) {
+  const int n = 2;
+  ThreadGroup g(n);
+  g.run_ok([&](int r, Group&) {
+    VariableStore v;
+    std::shared_ptr<Group> group(std::move(g.groups[static_cast<std::size_t>(r)]));
+    AllreduceUpdate update({.group = group, .parameters = {}, .optimizer = std::make_shared<Sgd>(),
+                            .schedule = std::make_shared<ConstantSchedule>(0.1f)});
+    EXPECT_EQ(update.start(v, nullptr), 0);
+    for (std::int64_t step = 0; step < 3; ++step) {
+      std::vector<update::GradTensor> grads;
+      EXPECT_TRUE(update.apply(step, grads, v));
+    }
+    update.finish();
+  });
+}
+
 }  // namespace
 }  // namespace trib::collectives
