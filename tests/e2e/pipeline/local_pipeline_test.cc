@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "e2e/trib_process.h"
+#include "e2e/run_output.h"
 #include "trib/checkpoint/checkpoint.h"
 
 namespace trib::testing {
@@ -19,18 +20,6 @@ std::string pipeline_job(const std::string& strategy, const std::string& extra_l
                                "    - {type: dense, units: 10}\n");
   return job;
 }
-
-double final_accuracy(const std::string& output) {
-  std::smatch m;
-  double last = -1;
-  std::string::const_iterator from = output.begin();
-  while (std::regex_search(from, output.end(), m, std::regex("test accuracy ([0-9.]+)"))) {
-    last = std::stod(m[1].str());
-    from = m.suffix().first;
-  }
-  return last;
-}
-
 TEST(PipelineLocalCluster, ThreeStagesTrainAndCheckpointAsOneModel) {
   TempDir dir("pipeline3");
   std::string job = dir.file("job.yaml", pipeline_job("strategy: {name: pipeline, stages: 3, micro_batches: 4}"));
@@ -40,7 +29,7 @@ TEST(PipelineLocalCluster, ThreeStagesTrainAndCheckpointAsOneModel) {
   EXPECT_NE(r.output.find("pipeline plan (planner)"), std::string::npos) << r.output;
   for (int s = 0; s < 3; ++s)
     EXPECT_NE(r.output.find(fmt::format("pipeline stage {}: done: parameters", s)), std::string::npos) << r.output;
-  EXPECT_GT(final_accuracy(r.output), 0.5) << r.output;
+  EXPECT_GT(last_test_accuracy(r.output), 0.5) << r.output;
   // One checkpoint holding every stage's variables: what one process loads.
   auto found = load_latest_valid(fs::path(out) / "checkpoints");
   ASSERT_TRUE(found.has_value()) << r.output;
@@ -63,7 +52,7 @@ TEST(PipelineLocalCluster, TwoStagesTimesTwoReplicas) {
   TribRun r = run_trib({"train", job, "--output", (dir.path() / "run").string()}, 180s);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("replica 1 of 2"), std::string::npos) << r.output;
-  EXPECT_GT(final_accuracy(r.output), 0.5) << r.output;
+  EXPECT_GT(last_test_accuracy(r.output), 0.5) << r.output;
 }
 
 // A checkpoint of one process resumes as a pipeline: each stage takes its variables and
@@ -80,7 +69,7 @@ TEST(PipelineLocalCluster, AOneProcessCheckpointResumesAsAPipeline) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("pipeline stage 1: layers [0-9]-3"))) << r.output;
   EXPECT_NE(r.output.find("from step 20 to 40"), std::string::npos) << r.output;
-  EXPECT_GT(final_accuracy(r.output), 0.5) << r.output;
+  EXPECT_GT(last_test_accuracy(r.output), 0.5) << r.output;
 }
 
 struct BadInput {

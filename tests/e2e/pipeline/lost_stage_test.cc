@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "e2e/trib_process.h"
+#include "e2e/run_output.h"
 #include "trib/checkpoint/checkpoint.h"
 
 namespace trib::testing {
@@ -38,16 +39,6 @@ std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
-}
-
-// The last "test accuracy X" the run printed.
-double final_accuracy(const std::string& output) {
-  double acc = -1;
-  std::smatch m;
-  for (auto from = output.cbegin(); std::regex_search(from, output.cend(), m, std::regex("test accuracy ([0-9.]+)"));
-       from = m.suffix().first)
-    acc = std::stod(m[1].str());
-  return acc;
 }
 
 std::vector<std::string> args(const std::string& job, const std::string& out) {
@@ -105,7 +96,7 @@ TEST(PipelineLostStage, WithRestartsALostStageZeroIsRelaunchedAloneAndTakesTheRu
   std::optional<ValidCheckpoint> newest = load_latest_valid(dir.path() / "run" / "checkpoints");
   ASSERT_TRUE(newest.has_value()) << r.output;
   EXPECT_EQ(newest->checkpoint.step(), 1000) << r.output;
-  EXPECT_GT(final_accuracy(r.output), 0.5) << r.output;
+  EXPECT_GT(last_test_accuracy(r.output), 0.5) << r.output;
 }
 
 // Stage 1 killed: only its process is relaunched (one new PID, the others keep theirs: the
@@ -140,7 +131,7 @@ TEST(PipelineLostStage, WithRestartsALostStageIsRelaunchedAloneAndTheOthersRollB
               std::string::npos)
         << "stage " << stage << "\n" << r.output;
   EXPECT_NE(r.output.find("step 1000: test loss"), std::string::npos) << r.output;
-  EXPECT_GT(final_accuracy(r.output), 0.5) << r.output;
+  EXPECT_GT(last_test_accuracy(r.output), 0.5) << r.output;
 }
 
 // With replicas a stage's allreduce group does not re-form: a lost stage of any replica
@@ -160,7 +151,7 @@ TEST(PipelineLostStage, WithReplicasALostStageRestartsThePipelineFromItsCheckpoi
   std::optional<ValidCheckpoint> newest = load_latest_valid(dir.path() / "run" / "checkpoints");
   ASSERT_TRUE(newest.has_value()) << r.output;
   EXPECT_EQ(newest->checkpoint.step(), 1000) << r.output;
-  EXPECT_GT(final_accuracy(r.output), 0.5) << r.output;
+  EXPECT_GT(last_test_accuracy(r.output), 0.5) << r.output;
 }
 
 }  // namespace

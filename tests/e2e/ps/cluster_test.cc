@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "e2e/trib_process.h"
+#include "e2e/run_output.h"
 
 namespace trib {
 namespace {
@@ -18,17 +19,11 @@ namespace fs = std::filesystem;
 using testing::newest_checkpoint;
 using testing::run_trib;
 using testing::TribRun;
+using testing::final_accuracy;
 
 const std::string kPs = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml";
 
 fs::path fresh_dir(const std::string& name) { return testing::fresh_path("cluster", name); }
-
-double final_accuracy(const std::string& output) {
-  std::smatch m;
-  EXPECT_TRUE(std::regex_search(output, m, std::regex("done: test accuracy ([0-9.]+)"))) << output;
-  return m.empty() ? 0 : std::stod(m[1]);
-}
-
 const std::vector<std::string> kQuick = {"--set", "threads.intra=1", "--set", "training.train_metrics=false"};
 
 std::vector<std::string> args(std::vector<std::string> a) {

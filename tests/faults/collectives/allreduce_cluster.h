@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "e2e/trib_process.h"
+#include "e2e/run_output.h"
 
 namespace trib::testing {
 
@@ -65,11 +66,4 @@ inline std::vector<std::string> find_line(const std::string& output, const std::
   }
   return {};
 }
-
-inline double final_accuracy(const std::string& output) {
-  std::smatch m;
-  EXPECT_TRUE(std::regex_search(output, m, std::regex("done: test accuracy ([0-9.]+)"))) << output;
-  return m.empty() ? 0 : std::stod(m[1]);
-}
-
 }  // namespace trib::testing

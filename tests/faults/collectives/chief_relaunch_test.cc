@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "e2e/trib_process.h"
+#include "e2e/run_output.h"
 #include "faults/collectives/allreduce_cluster.h"
 
 namespace trib {
@@ -19,18 +20,7 @@ namespace fs = std::filesystem;
 using testing::final_accuracy;
 using testing::find_line;
 using testing::TribRun;
-
-// The steps of the test rows in metrics.jsonl, in order.
-std::vector<int> test_rows(const fs::path& run_dir) {
-  std::vector<int> steps;
-  std::ifstream in(run_dir / "metrics.jsonl");
-  std::smatch m;
-  for (std::string line; std::getline(in, line);)
-    if (std::regex_search(line, m, std::regex("\"split\":\"test\"")) &&
-        std::regex_search(line, m, std::regex("\"step\":([0-9]+)")))
-      steps.push_back(std::stoi(m[1]));
-  return steps;
-}
+using testing::test_rows;
 
 TEST(AllreduceChiefRelaunch, AKilledChiefIsRelaunchedInPlaceJoinsWithTheGroupsVariablesAndTheRunGoesOn) {
   const fs::path out = testing::fresh_path("allreduce_faults", "chief");

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "e2e/trib_process.h"
+#include "e2e/run_output.h"
 #include "faults/ps/restore_job.h"
 
 namespace trib {
@@ -21,20 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::run_trib;
 using testing::TribRun;
+using testing::test_rows;
 
 using testing::final_accuracy;
-
-// The steps of the test rows in metrics.jsonl, in order.
-std::vector<int> test_rows(const fs::path& run_dir) {
-  std::vector<int> steps;
-  std::ifstream in(run_dir / "metrics.jsonl");
-  std::smatch m;
-  for (std::string line; std::getline(in, line);)
-    if (std::regex_search(line, m, std::regex("\"split\":\"test\"")) &&
-        std::regex_search(line, m, std::regex("\"step\":([0-9]+)")))
-      steps.push_back(std::stoi(m[1]));
-  return steps;
-}
 
 TEST(PsChiefRelaunch, AKilledChiefIsRelaunchedInPlaceRestoresTheJobFromItsCheckpointAndTheRunGoesOn) {
   fs::path clean_out = testing::fresh_path("faults", "chief_relaunch_clean");

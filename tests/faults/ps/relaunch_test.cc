@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "e2e/trib_process.h"
+#include "e2e/run_output.h"
 
 namespace trib {
 namespace {
@@ -15,6 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::run_trib;
 using testing::TribRun;
+using testing::final_accuracy;
 
 const std::string kPs = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml";
 
@@ -57,12 +59,6 @@ int checked_rejoin(const std::string& output) {
   EXPECT_EQ(worker[1], server[1]) << "the step the server says the worker resumes at";
   EXPECT_EQ(worker[2], server[2]) << "the values the worker starts from are the ones the server sent";
   return std::stoi(worker[1].str());
-}
-
-double final_accuracy(const std::string& output) {
-  std::smatch m;
-  EXPECT_TRUE(std::regex_search(output, m, std::regex("done: test accuracy ([0-9.]+)"))) << output;
-  return m.empty() ? 0 : std::stod(m[1]);
 }
 
 TEST(PsRelaunch, AKilledAsyncWorkerIsRelaunchedRejoinsWithTheServersValuesAndTheJobFinishes) {

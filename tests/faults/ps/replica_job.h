@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "e2e/run_output.h"
+
 namespace trib::testing::replica_job {
 
 // Both workers' pushes to one shard over `epochs` epochs.
@@ -25,13 +27,6 @@ inline std::vector<std::string> job(const std::filesystem::path& out, int epochs
           "--set", "training.epochs=" + std::to_string(epochs), "--set", "cluster.ps=2", "--set", "cluster.workers=2", "--set",
           "strategy.ps_replicas=1", "--set", "training.eval_every=50", "--set", "training.checkpoint_every=50"};
 }
-
-inline double final_accuracy(const std::string& output) {
-  std::smatch m;
-  EXPECT_TRUE(std::regex_search(output, m, std::regex("done: test accuracy ([0-9.]+)"))) << output;
-  return m.empty() ? 0 : std::stod(m[1]);
-}
-
 // Updates applied on shard p (by whichever server serves it at the end), from the chief's report.
 inline long updates(const std::string& output, int p) {
   std::smatch m;

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e/trib_process.h"
+#include "e2e/run_output.h"
 
 namespace trib::testing {
 
@@ -25,13 +26,6 @@ inline std::vector<std::string> restore_job(const std::filesystem::path& out) {
           "training.train_metrics=false", "--set", "data.train_subset=24000", "--set", "data.test_subset=2000",
           "--set", "training.epochs=8", "--set", "cluster.ps=2", "--set", "cluster.workers=3", "--set",
           "training.eval_every=20", "--set", "training.checkpoint_every=20"};
-}
-
-// The chief's final test accuracy, from its "done:" line.
-inline double final_accuracy(const std::string& output) {
-  std::smatch m;
-  EXPECT_TRUE(std::regex_search(output, m, std::regex("done: test accuracy ([0-9.]+)"))) << output;
-  return m.empty() ? 0 : std::stod(m[1]);
 }
 
 // Runs restore_job(out), killing process `name` ("ps1", "worker0") with SIGKILL at the first

@@ -18,6 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::run_trib;
 using testing::TribRun;
+using testing::final_accuracy;
 
 using namespace testing::replica_job;
 
