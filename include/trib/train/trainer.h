@@ -49,7 +49,7 @@ struct TrainerOptions {
   // on to in this process, from the state it holds, as `--resume` with that job would but
   // without rebuilding the model or reading the checkpoint back; nullopt to end. Local runs
   // only; a sweep's forked trials use it at their rungs (sweep/trial_fork.h). Null: the run ends.
-  std::function<std::optional<config::JobConfig>(std::int64_t step)> next_job;
+  std::function<std::optional<config::JobConfig>(std::int64_t step)> next_job = nullptr;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data
