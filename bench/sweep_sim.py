@@ -2,7 +2,9 @@
 """Simulates ASHA over the results of bench=sweep runs, to tell the rule from the orders.
 
 docs/sweeps.md (Benchmark) quotes it. Two rules, 2 slots, each trial's segments costing
-  cost(segment) = SEGMENT_S + per_step(config) * steps,  per_step from grid's `cpu_s`:
+  cost(segment) = SEGMENT_S + per_step(config) * steps,  per_step from grid's `cpu_s`,
+with CONTINUE_S instead of SEGMENT_S for a segment that a promoted trial trains on in its own
+process (Ray's rule; a forked trial goes on inside the same training run):
 - ray:   Ray Tune's AsyncHyperBandScheduler, as src/sweep/asha.cc: a trial is decided once,
          when it reaches a rung, against the results recorded there before it.
 - paper: Li et al. 2018 (ASHA): a trial waits at its rung; a free slot promotes the best
@@ -13,8 +15,8 @@ asha-* trials; a grid run with training.eval_every = the grace period); a value 
 measured is interpolated between the configuration's first rung and its end, by the median
 fraction of that gain the measured configurations had made by the rung.
 
-  python3 bench/sweep_sim.py --grid DIR/grid --runs DIR[,DIR2] [--segment-s 0.2] [--orders 200]
-                             [--replay DIR/asha-1,...]
+  python3 bench/sweep_sim.py --grid DIR/grid --runs DIR[,DIR2] [--segment-s 0.2] [--continue-s S]
+                             [--orders 200] [--replay DIR/asha-1,...]
 """
 import argparse
 import glob
@@ -86,13 +88,13 @@ def next_stop(step):
 
 
 class Sim:
-    def __init__(self, acc, cost, segment_s):
-        self.acc, self.cost, self.segment_s = acc, cost, segment_s
+    def __init__(self, acc, cost, segment_s, continue_s):
+        self.acc, self.cost, self.segment_s, self.continue_s = acc, cost, segment_s, continue_s
         self.per_step = {c: (cost[c] - segment_s) / MAX for c in acc}
 
-    def _start(self, now, config, step):
+    def _start(self, now, config, step, in_process=False):
         end = next_stop(step)
-        d = self.segment_s + self.per_step[config] * (end - step)
+        d = (self.continue_s if in_process else self.segment_s) + self.per_step[config] * (end - step)
         self.total += d
         self.seq += 1
         heapq.heappush(self.events, (now + d, self.seq, config, end))
@@ -112,7 +114,7 @@ class Sim:
                 cut = percentile(rec[step], (1 - 1 / ETA) * 100) if rec[step] else None
                 rec[step].append(v)
                 if cut is None or v >= cut:
-                    self._start(now, c, step)  # goes on in its slot
+                    self._start(now, c, step, in_process=True)  # goes on in its slot
                     continue
                 best = max(best, v)
             if queue:
@@ -159,6 +161,9 @@ def main():
     ap.add_argument("--grid", required=True, help="the bench's grid sweep directory (per-trial cpu_s)")
     ap.add_argument("--runs", required=True, help="comma-separated run directories with rung results")
     ap.add_argument("--segment-s", type=float, default=0.2, help="fixed CPU seconds of a segment")
+    ap.add_argument("--continue-s", type=float, default=None,
+                    help="fixed CPU seconds of a segment a promoted trial trains on in its process (Ray's rule); "
+                         "default: --segment-s")
     ap.add_argument("--orders", type=int, default=200)
     ap.add_argument("--replay", default="", help="comma-separated ASHA sweep directories whose order to replay")
     a = ap.parse_args()
@@ -176,7 +181,7 @@ def main():
     print(f"configurations {len(acc)}, rung values interpolated {filled} of {len(acc) * (len(RUNGS) - 1)}")
     grid_cpu = sum(cost[c] for c in acc)
     grid_best = max(m[MAX] for m in acc.values())
-    sim = Sim(acc, cost, a.segment_s)
+    sim = Sim(acc, cost, a.segment_s, a.segment_s if a.continue_s is None else a.continue_s)
     configs = sorted(acc)
     for name, rule in (("ray", sim.ray), ("paper", sim.paper)):
         rows = []

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine_warmup.h"
 #include "sweep_log.h"
 #include "sweep_table.h"
 #include "trial_metrics.h"
@@ -165,6 +166,10 @@ class Sweep {
     l.extra = overrides_;
     targets_[t.id] = l.target;
     try {
+      if (fork_ && !engine_warm_) {  // once, before the first fork: every trial inherits it
+        warm_engine(job_);
+        engine_warm_ = true;
+      }
       if (fork_) running_[t.id] = std::make_unique<ForkedTrial>(l, shared_datasets());
       else running_[t.id] = std::make_unique<TrialProcess>(l);
       t.state = TrialState::running;
@@ -316,6 +321,7 @@ class Sweep {
   std::unique_ptr<SweepLog> log_;
   int planned_ = 0;
   bool fork_ = false;
+  bool engine_warm_ = false;
   bool data_loaded_ = false;
   std::shared_ptr<const train::Datasets> data_;
   std::map<int, std::unique_ptr<Trial>> running_;

@@ -36,8 +36,22 @@ class ControlStop final : public train::StopRequest {
 };
 
 // The child: segment after segment, until the sweep says no more. Returns the exit status.
+// A promoted trial trains on inside the same train::train (TrainerOptions::next_job): its
+// model, optimizer state, data position and oneDNN primitives are kept, and the checkpoint it
+// has just written at the rung (for --resume after a crash) is not read back.
 int run_segments(TrialLaunch launch, const std::shared_ptr<const train::Datasets>& data, ControlChannel& control) {
   ControlStop stop(control);
+  bool more = false;  // the sweep said "go" (the trainer may not have taken it in process)
+  auto ask = [&](std::int64_t) -> std::optional<config::JobConfig> {
+    more = false;
+    std::fflush(stdout);
+    if (stop.stopped() || !control.send("paused")) return std::nullopt;
+    std::optional<std::string> line = control.wait_line();
+    if (!line || !line->starts_with("go ")) return std::nullopt;  // "end", "stop", or the sweep is gone
+    launch.target = std::stoll(line->substr(3));
+    more = true;
+    return config::load_job_config(launch.job, trial_overrides(launch));
+  };
   for (;;) {
     train::TrainerOptions o;
     o.job = config::load_job_config(launch.job, trial_overrides(launch));
@@ -46,13 +60,12 @@ int run_segments(TrialLaunch launch, const std::shared_ptr<const train::Datasets
     o.log = stdout;
     o.stop = &stop;
     o.datasets = data;
+    o.next_job = ask;
     train::train(o);
     std::fflush(stdout);
-    if (stop.stopped()) return 0;
-    if (!control.send("paused")) return 0;
-    std::optional<std::string> line = control.wait_line();
-    if (!line || !line->starts_with("go ")) return 0;  // "end", "stop", or the sweep is gone
-    launch.target = std::stoll(line->substr(3));
+    // The trainer ended without taking the sweep's "go" (a schedule whose length follows
+    // training.steps): the next segment resumes from the checkpoint, as `trib train --resume`.
+    if (!more || stop.stopped()) return 0;
   }
 }
 

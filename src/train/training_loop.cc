@@ -70,11 +70,12 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
   TRIB_CHECK(plan.total_steps >= 0 && plan.steps_per_epoch >= 0 && plan.report_every > 0 && plan.checkpoint_every > 0,
              InvalidArgument, "training loop: {} steps, {} per epoch, report every {}, checkpoint every {}",
              plan.total_steps, plan.steps_per_epoch, plan.report_every, plan.checkpoint_every);
-  const std::int64_t total_steps = plan.total_steps > 0 && !plan.source_ends_run
-                                        ? plan.total_steps
-                                        : std::numeric_limits<std::int64_t>::max();
-  // Every setting as it runs; config.yaml gets exactly this.
-  const config::JobConfig job = config::derive_settings(options.job, {dist.workers, plan.total_steps});
+  std::int64_t total_steps = plan.total_steps > 0 && !plan.source_ends_run
+                                  ? plan.total_steps
+                                  : std::numeric_limits<std::int64_t>::max();
+  // Every setting as it runs; config.yaml gets exactly this. (Reassigned only by a continuation:
+  // continue_to below.)
+  config::JobConfig job = config::derive_settings(options.job, {dist.workers, plan.total_steps});
   const config::TrainingConfig& tc = job.training;
 
   EngineContext engine(EngineOptions{job.threads.intra, job.threads.inter});
@@ -150,84 +151,102 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     if (!g) g = std::make_unique<ModelGraph>(spec, rows, true, engine);
     return *g;
   };
-  while (ctx.step < total_steps) {
-    // A step boundary: the one place a run stops early. It then ends as a finished run
-    // does, last checkpoint included, so that --resume continues from here.
-    if (options.stop != nullptr && options.stop->stop_at(ctx.step)) {
-      progress.message(fmt::format("step {}: {}: stopping here{}", ctx.step, options.stop->reason(),
-                                   chief ? " and writing a checkpoint" : ""));
-      break;
-    }
-    const auto t0 = std::chrono::steady_clock::now();  // the step's phases, for hooks (ctx.timing)
-    std::optional<data::Batch> batch = source.next();
-    if (!batch) break;  // the source ended (a stream gone idle)
-    const auto t1 = std::chrono::steady_clock::now();
-    Tensor x = as_model_input(batch->features(), spec.input);
-    StepResult r = graph_for(batch->rows()).run(x, batch->labels(), vars, static_cast<std::uint64_t>(ctx.step),
-                                                [u](std::size_t i, const update::GradTensor& g) { u->on_gradient_ready(i, g); });
-    if (std::optional<data::DataPosition> p = source.position()) update->set_data_cursor(p->serialize());
-    const auto t2 = std::chrono::steady_clock::now();
-    const bool applied = update->apply(ctx.step, r.grads, vars);
-    ctx.timing = {std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(),
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count()};
-    if (!applied) {
-      if (std::optional<update::Rollback> rb = update->take_rollback()) {
-        // The workers changed under this step (a lost allreduce worker): go on from where the
-        // survivors agreed, with this worker's data where it stood then, reshard from the next epoch.
-        progress.message(rb->message);
-        ctx.step = rb->step;
-        if (rb->data_cursor) source.resume_at(data::DataPosition::parse(*rb->data_cursor));
-        source.reshard(rb->rank, rb->workers);
+  for (;;) {  // once, unless the caller continues the run (TrainerOptions::next_target)
+    while (ctx.step < total_steps) {
+      // A step boundary: the one place a run stops early. It then ends as a finished run
+      // does, last checkpoint included, so that --resume continues from here.
+      if (options.stop != nullptr && options.stop->stop_at(ctx.step)) {
+        progress.message(fmt::format("step {}: {}: stopping here{}", ctx.step, options.stop->reason(),
+                                     chief ? " and writing a checkpoint" : ""));
+        break;
+      }
+      const auto t0 = std::chrono::steady_clock::now();  // the step's phases, for hooks (ctx.timing)
+      std::optional<data::Batch> batch = source.next();
+      if (!batch) break;  // the source ended (a stream gone idle)
+      const auto t1 = std::chrono::steady_clock::now();
+      Tensor x = as_model_input(batch->features(), spec.input);
+      StepResult r = graph_for(batch->rows()).run(x, batch->labels(), vars, static_cast<std::uint64_t>(ctx.step),
+                                                  [u](std::size_t i, const update::GradTensor& g) { u->on_gradient_ready(i, g); });
+      if (std::optional<data::DataPosition> p = source.position()) update->set_data_cursor(p->serialize());
+      const auto t2 = std::chrono::steady_clock::now();
+      const bool applied = update->apply(ctx.step, r.grads, vars);
+      ctx.timing = {std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t2).count()};
+      if (!applied) {
+        if (std::optional<update::Rollback> rb = update->take_rollback()) {
+          // The workers changed under this step (a lost allreduce worker): go on from where the
+          // survivors agreed, with this worker's data where it stood then, reshard from the next epoch.
+          progress.message(rb->message);
+          ctx.step = rb->step;
+          if (rb->data_cursor) source.resume_at(data::DataPosition::parse(*rb->data_cursor));
+          source.reshard(rb->rank, rb->workers);
+          continue;
+        }
+        if (std::optional<update::Rewind> back = update->take_rewind()) {
+          // The job rolled back (a lost parameter server was restored): this step and those
+          // since the checkpoint are taken again, from its data position. (An async worker that
+          // was behind the chief's checkpoint moves up to it, and redoes nothing.)
+          std::optional<data::DataPosition> at = first_position;
+          if (!back->data_position.empty())
+            at = data::position_in_shard(data_position_from_json(nlohmann::json::parse(back->data_position)),
+                                         dist.worker_index, dist.workers);
+          if (at) source.resume_at(*at);
+          progress.message(fmt::format("worker {}: {}; back to step {} from step {} ({} steps to redo){}",
+                                       dist.worker_index, back->why, back->step, ctx.step, std::max<std::int64_t>(0, ctx.step - back->step),
+                                       at ? ", data at " + at->to_string() : ""));
+          ctx.step = back->step;
+          hooks.on_rewind(ctx, *back);
+          continue;
+        }
+        progress.message(fmt::format("step {}: non-finite gradient, step skipped", ctx.step));
+        source.skipped(*batch);
+        hooks.on_skip(ctx, *batch);
         continue;
       }
-      if (std::optional<update::Rewind> back = update->take_rewind()) {
-        // The job rolled back (a lost parameter server was restored): this step and those
-        // since the checkpoint are taken again, from its data position. (An async worker that
-        // was behind the chief's checkpoint moves up to it, and redoes nothing.)
-        std::optional<data::DataPosition> at = first_position;
-        if (!back->data_position.empty())
-          at = data::position_in_shard(data_position_from_json(nlohmann::json::parse(back->data_position)),
-                                       dist.worker_index, dist.workers);
-        if (at) source.resume_at(*at);
-        progress.message(fmt::format("worker {}: {}; back to step {} from step {} ({} steps to redo){}",
-                                     dist.worker_index, back->why, back->step, ctx.step, std::max<std::int64_t>(0, ctx.step - back->step),
-                                     at ? ", data at " + at->to_string() : ""));
-        ctx.step = back->step;
-        hooks.on_rewind(ctx, *back);
-        continue;
+      graph_for(batch->rows()).apply_state_updates(vars);
+      ++ctx.step;
+      ctx.examples += batch->rows();
+      source.applied(*batch);
+      hooks.on_step(ctx, *batch, r);
+      if (options.on_step) options.on_step(ctx.step, r.loss);
+      progress.step(ctx.step, ctx.epoch(), r.loss, batch->rows());
+      // The last report comes after update->finish(): a parameter-server chief then holds every
+      // worker's updates (a relaunched worker may still be pushing when the chief is done).
+      if (ctx.step % plan.report_every == 0 && ctx.step < total_steps) {
+        hooks.on_report(ctx);
+        reported = ctx.step;
       }
-      progress.message(fmt::format("step {}: non-finite gradient, step skipped", ctx.step));
-      source.skipped(*batch);
-      hooks.on_skip(ctx, *batch);
-      continue;
+      if (ctx.step % plan.checkpoint_every == 0 && ctx.step < total_steps) hooks.on_checkpoint(ctx, false);
     }
-    graph_for(batch->rows()).apply_state_updates(vars);
-    ++ctx.step;
-    ctx.examples += batch->rows();
-    source.applied(*batch);
-    hooks.on_step(ctx, *batch, r);
-    if (options.on_step) options.on_step(ctx.step, r.loss);
-    progress.step(ctx.step, ctx.epoch(), r.loss, batch->rows());
-    // The last report comes after update->finish(): a parameter-server chief then holds every
-    // worker's updates (a relaunched worker may still be pushing when the chief is done).
-    if (ctx.step % plan.report_every == 0 && ctx.step < total_steps) {
-      hooks.on_report(ctx);
-      reported = ctx.step;
-    }
-    if (ctx.step % plan.checkpoint_every == 0 && ctx.step < total_steps) hooks.on_checkpoint(ctx, false);
+    // Done stepping, before the last checkpoint: a parameter server then stops waiting for this
+    // worker, so that a worker with data left can finish its steps.
+    hooks.on_last_step(ctx);
+    update->finish();
+    if (reported != ctx.step) hooks.on_report(ctx);
+    hooks.on_checkpoint(ctx, true);
+    ctx.summary.wall_s = ctx.seconds();
+    ctx.summary.steps = ctx.step;
+    ctx.summary.epochs = ctx.epoch();
+    ctx.summary.images_per_s = ctx.summary.wall_s > 0 ? double(ctx.examples) / ctx.summary.wall_s : 0;
+    if (std::string report = update->report(); !report.empty()) progress.message(report);
+    hooks.on_end(ctx);
+    // The run is complete here, checkpoint included (a crash from now on resumes at this step).
+    // A caller that wants more steps gets them in this process, from this very state: nothing is
+    // rebuilt, reloaded or read back, and the steps are those a resumed run would take.
+    if (!options.next_job || dist.workers > 1 || !chief || plan.source_ends_run) break;
+    std::optional<config::JobConfig> next = options.next_job(ctx.step);
+    if (!next || next->training.steps <= ctx.step) break;
+    const std::int64_t target = next->training.steps;
+    next = config::derive_settings(*next, {dist.workers, target});
+    // The optimizer and schedule were built from the first settings: a schedule whose length
+    // followed training.steps (cosine without total_steps) would now differ; such a run
+    // ends here and is resumed by the caller instead.
+    if (next->schedule.total_steps != job.schedule.total_steps) break;
+    job = std::move(*next);
+    total_steps = target;
+    run->write_config(job.resolved_yaml);
+    progress.message(fmt::format("continuing in this process to step {}", target));
   }
-  // Done stepping, before the last checkpoint: a parameter server then stops waiting for this
-  // worker, so that a worker with data left can finish its steps.
-  hooks.on_last_step(ctx);
-  update->finish();
-  if (reported != ctx.step) hooks.on_report(ctx);
-  hooks.on_checkpoint(ctx, true);
-  ctx.summary.wall_s = ctx.seconds();
-  ctx.summary.steps = ctx.step;
-  ctx.summary.epochs = ctx.epoch();
-  ctx.summary.images_per_s = ctx.summary.wall_s > 0 ? double(ctx.examples) / ctx.summary.wall_s : 0;
-  if (std::string report = update->report(); !report.empty()) progress.message(report);
-  hooks.on_end(ctx);
   return ctx.summary;
 }
 

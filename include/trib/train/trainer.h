@@ -44,6 +44,12 @@ struct TrainerOptions {
   // The job's datasets, loaded already: a sweep loads them once and forks its trials with
   // them (sweep/trial_fork.h). Null: train loads them from the job's data section.
   std::shared_ptr<const Datasets> datasets = nullptr;
+  // Asked when the run has reached its steps, after its last evaluation and checkpoint, with
+  // the step: the same job with a larger training.steps (and nothing else changed) to train
+  // on to in this process, from the state it holds, as `--resume` with that job would but
+  // without rebuilding the model or reading the checkpoint back; nullopt to end. Local runs
+  // only; a sweep's forked trials use it at their rungs (sweep/trial_fork.h). Null: the run ends.
+  std::function<std::optional<config::JobConfig>(std::int64_t step)> next_job = nullptr;
 };
 
 // Trains as the job says and returns the final test metrics. Every input is validated (data

@@ -71,6 +71,14 @@ TEST(SweepFork, ForkedTrialsGiveWhatTribTrainTrialsGiveAndGoOnInTheirProcess) {
   EXPECT_NE(fork_log.find("(forked from the sweep"), std::string::npos) << fork_log;
   EXPECT_NE(fork_log.find("(the same process goes on to training.steps=12)"), std::string::npos) << fork_log;
   EXPECT_NE(fork_log.find("(the same process goes on to training.steps=36)"), std::string::npos) << fork_log;
+  // It went on inside the same training run: the checkpoint written at each rung (kept for
+  // --resume) was not read back; its config.yaml says its full length, as the resumed one's.
+  EXPECT_NE(fork_log.find("continuing in this process to step 12"), std::string::npos) << fork_log;
+  EXPECT_NE(fork_log.find("continuing in this process to step 36"), std::string::npos) << fork_log;
+  EXPECT_EQ(fork_log.find("resumed from"), std::string::npos) << fork_log;
+  EXPECT_EQ(read(dir.path() / "fork" / "trials" / "trial-0000" / "config.yaml"),
+            read(dir.path() / "exec" / "trials" / "trial-0000" / "config.yaml"));
+  EXPECT_EQ(testing::newest_checkpoint(dir.path() / "fork" / "trials" / "trial-0000"), 36);
   const std::string exec_log = read(dir.path() / "exec" / "logs" / "trial-0000.log");
   EXPECT_EQ(exec_log.find("forked"), std::string::npos) << exec_log;
   EXPECT_NE(exec_log.find("--resume"), std::string::npos) << exec_log;
