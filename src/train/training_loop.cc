@@ -73,8 +73,8 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
   std::int64_t total_steps = plan.total_steps > 0 && !plan.source_ends_run
                                   ? plan.total_steps
                                   : std::numeric_limits<std::int64_t>::max();
-  // Every setting as it runs; config.yaml gets exactly this. (Reassigned only by a continuation:
-  // continue_to below.)
+  // Every setting as it runs; config.yaml gets exactly this. (Reassigned only when the caller
+  // continues the run: TrainerOptions::next_job, at the end of the loop below.)
   config::JobConfig job = config::derive_settings(options.job, {dist.workers, plan.total_steps});
   const config::TrainingConfig& tc = job.training;
 
@@ -151,7 +151,7 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     if (!g) g = std::make_unique<ModelGraph>(spec, rows, true, engine);
     return *g;
   };
-  for (;;) {  // once, unless the caller continues the run (TrainerOptions::next_target)
+  for (;;) {  // once, unless the caller continues the run (TrainerOptions::next_job)
     while (ctx.step < total_steps) {
       // A step boundary: the one place a run stops early. It then ends as a finished run
       // does, last checkpoint included, so that --resume continues from here.
