@@ -121,9 +121,12 @@ TEST_F(SweepCli, AFailingTrialIsReportedAndTheSweepGoesOn) {
 }
 
 TEST_F(SweepCli, ResumesAfterACrash) {
+  // Wide trials, about two seconds each, so that the kill lands while the second one runs (see
+  // the SIGTERM test below).
+  dir_.file("job.yaml", testing::tiny_job_yaml(3, 4096, 256));
   std::string file = sweep_file(
       "search: random\nseed: 3\nsteps: 30\nslots: 1\nthreads: 1\nbudget: {trials: 3}\n"
-      "space:\n  optimizer.lr: {loguniform: [1.0e-4, 1.0e-2]}\n  model.layers.1.units: {int: [8, 48]}\n");
+      "space:\n  optimizer.lr: {loguniform: [1.0e-4, 1.0e-2]}\n  model.layers.1.units: {int: [3072, 4096]}\n");
   // Killed outright once the first trial has ended and the second has a checkpoint: the
   // trial processes die with it (their parent-death signal).
   const fs::path second = fs::path(out()) / "trials" / "trial-0001" / "checkpoints";
@@ -158,6 +161,10 @@ TEST_F(SweepCli, ResumesAfterACrash) {
 }
 
 TEST_F(SweepCli, SigtermStopsTheTrialsWithACheckpointAndResumeFinishesThem) {
+  // A tiny trial takes its 30 steps in tens of milliseconds, less than a busy machine may take
+  // to run this test's next poll: the signal then found trial 0 ended. Trials of about two seconds
+  // (a wider layer, a larger batch) leave the signal a window it cannot miss.
+  dir_.file("job.yaml", testing::tiny_job_yaml(3, 4096, 256));
   std::string file = sweep_file(
       "search: random\nsteps: 30\nslots: 1\nthreads: 1\nbudget: {trials: 2}\n"
       "space:\n  optimizer.lr: {loguniform: [1.0e-4, 1.0e-2]}\n");
