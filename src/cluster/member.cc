@@ -42,19 +42,33 @@ Member::Member(std::shared_ptr<net::Transport> transport, const std::string& coo
     conn_ = conn;
     epoch_ = 1;
   }
-  store_ = std::make_unique<RemoteStore>([this](net::Message m) { return call(std::move(m)); });
-  store_now_ = std::make_unique<RemoteStore>([this](net::Message m) { return call_now(std::move(m)); });
-  nlohmann::json r = join_through(conn, role, index, false);
-  m_.role = role;
-  m_.index = r.at("index").get<int>();
-  m_.ps = r.at("ps").get<int>();
-  m_.workers = r.at("workers").get<int>();
-  m_.max_workers = r.value("max_workers", m_.workers);
-  m_.job_yaml = r.at("job").get<std::string>();
-  m_.run_dir = r.at("run_dir").get<std::string>();
-  m_.resume = r.value("resume", false);
-  m_.incarnation = r.value("incarnation", std::int64_t{0});
-  reconnector_ = std::thread([this] { reconnect_loop(); });
+  conn.reset();
+  // From here the connection's handlers may run and touch this object: a refused join (the job
+  // is full, a bad reply) must release it as the destructor does, which does not run for a
+  // constructor that throws.
+  try {
+    store_ = std::make_unique<RemoteStore>([this](net::Message m) { return call(std::move(m)); });
+    store_now_ = std::make_unique<RemoteStore>([this](net::Message m) { return call_now(std::move(m)); });
+    nlohmann::json r = join_through(current_connection(), role, index, false);
+    m_.role = role;
+    m_.index = r.at("index").get<int>();
+    m_.ps = r.at("ps").get<int>();
+    m_.workers = r.at("workers").get<int>();
+    m_.max_workers = r.value("max_workers", m_.workers);
+    m_.job_yaml = r.at("job").get<std::string>();
+    m_.run_dir = r.at("run_dir").get<std::string>();
+    m_.resume = r.value("resume", false);
+    m_.incarnation = r.value("incarnation", std::int64_t{0});
+    reconnector_ = std::thread([this] { reconnect_loop(); });
+  } catch (...) {
+    release_connection();
+    throw;
+  }
+}
+
+std::shared_ptr<net::Connection> Member::current_connection() const {
+  std::lock_guard lock(mu_);
+  return conn_;
 }
 
 net::Handlers Member::handlers(std::uint64_t epoch) {
@@ -268,19 +282,27 @@ int Member::reconnections() const {
 }
 
 Member::~Member() {
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;
+  }
+  cv_.notify_all();
+  if (reconnector_.joinable()) reconnector_.join();
+  release_connection();
+}
+
+void Member::release_connection() {
   std::shared_ptr<net::Connection> conn;
   {
     std::lock_guard lock(mu_);
     closing_ = true;
     conn = conn_;
   }
-  cv_.notify_all();
-  if (reconnector_.joinable()) reconnector_.join();
   if (conn) conn->close();
   // The connection's handlers (a roster push, often the one announcing this member's own
   // leave) run on its executor and touch this object: drop the stores' and this reference
   // now, so that the connection's destructor waits for a handler in flight while the rest of
-  // this object is still alive (members are destroyed after this body, conn_ last of all).
+  // this object is still alive (the destructor and a throwing constructor call this first).
   conn.reset();
   store_.reset();
   store_now_.reset();

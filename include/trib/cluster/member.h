@@ -124,6 +124,10 @@ class Member {
 
   net::Handlers handlers(std::uint64_t epoch);
   void on_close(std::uint64_t epoch, const std::string& reason);
+  std::shared_ptr<net::Connection> current_connection() const;
+  // Closes the connection and drops it in the order its in-flight handlers need (the
+  // destructor's, and a constructor's that throws).
+  void release_connection();
   // Sends `request` through the connection now, waiting through a reconnection.
   net::Message call(net::Message request);
   // Connects and joins (rejoin: as the member this already is); the join reply.
