@@ -247,9 +247,11 @@ struct Outcome {
 
 // `workers` workers for `steps`; `at_step` runs on the chief's thread after each step it
 // applied (the faults: kill, relaunch, cut).
+// `others_at_step` runs after each step of the workers other than the chief (worker, step).
 Outcome run_with(ReplicaCluster& cluster, int workers, std::int64_t steps,
                  const std::function<void(std::int64_t)>& at_step, const fs::path& out,
-                 std::int64_t checkpoint_every = 1000) {
+                 std::int64_t checkpoint_every = 1000,
+                 const std::function<void(int, std::int64_t)>& others_at_step = {}) {
   std::FILE* quiet = std::fopen("/dev/null", "w");
   Outcome o;
   o.summaries.resize(workers);
@@ -261,6 +263,8 @@ Outcome run_with(ReplicaCluster& cluster, int workers, std::int64_t steps,
         o.chief_steps.push_back(s);
         at_step(s);
       };
+    else if (others_at_step)
+      t.on_step = [&others_at_step, w](std::int64_t s, double) { others_at_step(w, s); };
     threads.emplace_back([&o, t, w] { o.summaries[w] = train::train(t); });
   }
   for (auto& t : threads) t.join();
@@ -373,8 +377,16 @@ TEST(PsReplicaFailover, APrimaryCutOffFromOneWorkerIsFencedAndNoPushIsLostOrAppl
   // worker 1 follows to the backup. Every push lands exactly once on shard 1's new primary.
   const fs::path out = temp("fenced");
   ReplicaCluster cluster(2, Mode::async);
+  // The workers are asynchronous: on a busy machine worker 1 could take all its 40 steps before
+  // the chief's step 15, and then never push to server 1 after the takeover (server 1 was left
+  // unfenced, 2 runs in 18). Worker 1 waits at its step 20 until the backup has taken over.
   Outcome o = run_with(
-      cluster, 2, 40, [&](std::int64_t s) { if (s == 15) cluster.cut(0, 1); }, out);
+      cluster, 2, 40, [&](std::int64_t s) { if (s == 15) cluster.cut(0, 1); }, out, 1000,
+      [&](int, std::int64_t s) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (s == 20 && !cluster.backup(1).acting() && std::chrono::steady_clock::now() < until)
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      });
   for (const train::RunSummary& s : o.summaries) EXPECT_EQ(s.steps, 40);
   ASSERT_EQ(o.chief_steps.size(), 40u) << "no step redone";
   EXPECT_TRUE(cluster.backup(1).acting());
