@@ -408,6 +408,11 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
     else links.group = allreduce->form();
     links.regroup = allreduce->regroup();
     links.await_rejoin = allreduce->await_chief();
+    if (auto fault = allreduce_fault_hook(m.index, o.relaunched_chief))  // tests only (app/fault_hooks.h)
+      links.await_rejoin = [fault, inner = links.await_rejoin](const collectives::Group& g) {
+        fault();
+        return inner(g);
+      };
   }
   // monitoring.port: this worker's metrics, fed by the training loop (train/observed_hooks.h).
   std::unique_ptr<RoleMonitor> monitor = start_role_monitor(job, "worker", m.index, m.ps, log);
@@ -436,6 +441,7 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
     o.stop = &*stop;
   }
   train_job(o);
+  if (allreduce) allreduce->confirm_run_end();  // the chief's: the others wait for it to leave
   stop.reset();
   member->leave();
   return 0;
