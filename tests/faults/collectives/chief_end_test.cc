@@ -118,6 +118,27 @@ TEST(AllreduceChiefEnd, WithoutAFaultTheOthersLeaveRightAfterTheChiefsWord) {
   fs::remove_all(out);
 }
 
+// Another worker lost while the chief writes the run's end (killed at the chief's final
+// evaluation, while the others wait for its word) does not hold the chief up: it writes its last
+// checkpoint and report, gives its word, and the job ends well.
+TEST(AllreduceChiefEnd, AWorkerLostWhileTheChiefEndsTheRunDoesNotBlockIt) {
+  const fs::path out = testing::fresh_path("allreduce_faults", "chief_end_worker_lost");
+  bool killed = false;
+  std::string pid;
+  // The chief's evaluation table starts at its final evaluation (one epoch: the only one).
+  TribRun r = testing::run_signalling_worker(one_epoch(out), 2, std::regex(R"(^\[worker0\] +step +epoch)"), SIGKILL,
+                                             killed, pid);
+  ASSERT_TRUE(killed) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(find_line(r.output, std::regex(R"(\[worker0\] .*worker 0: the run's end is written)")).empty()) << r.output;
+  EXPECT_FALSE(find_line(r.output, std::regex(R"(\[worker1\] .*worker 1: worker 0 confirmed the run's end; leaving)")).empty())
+      << r.output;
+  EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+  EXPECT_EQ(testing::newest_checkpoint(out), 250) << r.output;
+  EXPECT_GE(final_accuracy(r.output), 0.7) << r.output;
+  fs::remove_all(out);
+}
+
 TEST(AllreduceChiefEnd, AnUnknownFaultValueFailsNamingTheExpectedOne) {
   const fs::path out = testing::fresh_path("allreduce_faults", "chief_end_bad_fault");
   TribRun r = testing::run_trib(one_epoch(out), std::chrono::seconds(120), {},
