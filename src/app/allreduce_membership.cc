@@ -110,7 +110,12 @@ std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> Al
 void AllreduceMembership::confirm_run_end() {
   if (self() != 0) return;
   o_.log->info("worker 0: the run's end is written (last checkpoint and report); the other workers may leave");
-  o_.member->store().set(kRunEndKey, std::to_string(o_.member->membership().incarnation));
+  try {
+    o_.member->store().set(kRunEndKey, std::to_string(o_.member->membership().incarnation));
+  } catch (const Error& e) {
+    // The run is complete all the same; the others leave after cluster.join_timeout_s.
+    o_.log->warn("worker 0: could not tell the other workers that the run's end is written: {}", e.what());
+  }
 }
 
 std::shared_ptr<collectives::Group> AllreduceMembership::await_run_end(const collectives::Group& current) {
@@ -169,17 +174,24 @@ bool AllreduceMembership::chief_lost_before_end(std::int64_t chief_incarnation) 
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count();
   const auto until = Clock::now() + o_.join_timeout;
   for (;;) {
-    if (member.store().try_get(kRunEndKey)) {
-      o_.log->info("worker {}: worker 0 confirmed the run's end; leaving", self());
-      return false;
-    }
-    const cluster::RosterView roster = member.roster();
-    const std::map<int, std::int64_t> listed = listed_workers();
-    auto chief = listed.find(0);
-    if (chief == listed.end() || chief->second != chief_incarnation) {
-      // The chief confirms before it leaves: a confirmation that came meanwhile is no loss.
-      if (member.store().try_get(kRunEndKey)) continue;
-      return true;
+    std::int64_t seen = -1;
+    try {
+      if (member.store().try_get(kRunEndKey)) {
+        o_.log->info("worker {}: worker 0 confirmed the run's end; leaving", self());
+        return false;
+      }
+      const cluster::RosterView roster = member.roster();
+      seen = roster.generation;
+      const std::map<int, std::int64_t> listed = listed_workers();
+      auto chief = listed.find(0);
+      if (chief == listed.end() || chief->second != chief_incarnation) {
+        // The chief confirms before it leaves: a confirmation that came meanwhile is no loss.
+        if (member.store().try_get(kRunEndKey)) continue;
+        return true;
+      }
+    } catch (const Error& e) {
+      // The coordinator did not answer this time (it may be restarting): look again.
+      o_.log->debug("worker {}: waiting for worker 0's word on the run's end: {}", self(), e.what());
     }
     if (member.shutdown_requested()) {
       o_.log->info("worker {}: the job is stopping; leaving without worker 0's word on the run's end", self());
@@ -192,7 +204,8 @@ bool AllreduceMembership::chief_lost_before_end(std::int64_t chief_incarnation) 
                    self(), seconds);
       return false;
     }
-    member.wait_for_change(roster.generation, 50ms);
+    if (seen >= 0) member.wait_for_change(seen, 50ms);
+    else std::this_thread::sleep_for(50ms);
   }
 }
 

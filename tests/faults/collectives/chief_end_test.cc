@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <thread>
 
 #include "e2e/trib_process.h"
 #include "e2e/run_output.h"
@@ -134,6 +135,38 @@ TEST(AllreduceChiefEnd, AWorkerLostWhileTheChiefEndsTheRunDoesNotBlockIt) {
   EXPECT_FALSE(find_line(r.output, std::regex(R"(\[worker1\] .*worker 1: worker 0 confirmed the run's end; leaving)")).empty())
       << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+  EXPECT_EQ(testing::newest_checkpoint(out), 250) << r.output;
+  EXPECT_GE(final_accuracy(r.output), 0.7) << r.output;
+  fs::remove_all(out);
+}
+
+// The wait for the chief's word is bounded by cluster.join_timeout_s: a chief that is alive but
+// slow past it (held stopped here at its final evaluation, well within the peer timeout) is left
+// to end alone; the others say so and leave, and the chief still ends the run.
+TEST(AllreduceChiefEnd, PastTheJoinTimeoutTheOthersLeaveAChiefThatIsAliveToEndAlone) {
+  const fs::path out = testing::fresh_path("allreduce_faults", "chief_end_slow");
+  std::vector<std::string> args = one_epoch(out);
+  for (const char* s : {"cluster.join_timeout_s=3", "cluster.peer_timeout_ms=20000"}) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  bool held = false;
+  std::string pid;
+  TribRun r = testing::run_signalling_worker(args, 0, std::regex(R"(^\[worker0\] +step +epoch)"), SIGSTOP, held, pid, [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(4500));
+    ::kill(std::stoi(pid), SIGCONT);
+  });
+  ASSERT_TRUE(held) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (int w : {1, 2}) {
+    SCOPED_TRACE(fmt::format("worker {}", w));
+    EXPECT_FALSE(find_line(r.output, std::regex(fmt::format(R"(\[worker{0}\] .*worker {0}: worker 0 \(the chief\) did not )"
+                                                            R"(confirm the run's end within 3 s \(cluster\.join_timeout_s\); leaving)",
+                                                            w)))
+                     .empty())
+        << r.output;
+  }
+  EXPECT_EQ(r.output.find("relaunching"), std::string::npos) << r.output;
   EXPECT_EQ(testing::newest_checkpoint(out), 250) << r.output;
   EXPECT_GE(final_accuracy(r.output), 0.7) << r.output;
   fs::remove_all(out);
