@@ -69,26 +69,9 @@ TEST(AllreduceChiefEnd, AChiefLostAfterTheLastExchangeIsRelaunchedAndWritesTheLa
   }
   EXPECT_FALSE(find_line(r.output, std::regex(R"(\[worker1\] .*waiting up to [0-9]+ s for it to join)")).empty()) << r.output;
 
-  // The relaunched chief takes the final state (the members' checksum) at the last step.
-  const std::vector<std::string> joined = find_line(
-      r.output,
-      std::regex(R"(\[worker0\] joined the allreduce group as generation ([0-9]+): rank 0 of 3; starts at step 250 )"
-                 R"(with rank [12]'s variables \(crc32c ([0-9a-f]{8})\))"));
-  ASSERT_FALSE(joined.empty()) << r.output;
-  for (int w : {1, 2}) {
-    SCOPED_TRACE(fmt::format("worker {}", w));
-    const std::vector<std::string> m = find_line(
-        r.output, std::regex(fmt::format(R"(\[worker{}\] step 250: the run's last step is done; .*the group went on as )"
-                                         R"(generation {} with 3 workers .*variables crc32c ([0-9a-f]{{8}}))",
-                                         w, joined[1])));
-    ASSERT_FALSE(m.empty()) << r.output;
-    EXPECT_EQ(m[1], joined[2]) << "the relaunched chief ends the run with the members' variables";
-  }
-  // It writes the last checkpoint, the last evaluation and the report, then says so.
-  EXPECT_EQ(testing::newest_checkpoint(out), 250) << r.output;
-  const std::vector<int> rows = test_rows(out);
-  ASSERT_FALSE(rows.empty());
-  EXPECT_EQ(rows.back(), 250);
+  // The relaunched chief takes the final state (the members' checksum) at the last step, and
+  // writes the last checkpoint, the last evaluation and the report, then says so.
+  testing::expect_chief_ends_with_the_final_state(r.output, out, 250);
   EXPECT_GE(final_accuracy(r.output), 0.7) << r.output;
   EXPECT_FALSE(find_line(r.output, std::regex(R"(\[worker0\] .*worker 0: the run's end is written)")).empty()) << r.output;
   fs::remove_all(out);
