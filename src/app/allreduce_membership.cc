@@ -144,7 +144,7 @@ std::shared_ptr<collectives::Group> AllreduceMembership::await_run_end(const col
                      self(), std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count());
       said_waiting = true;
       next = regroup_now(*group, "the run's last step is done; waiting for the relaunched chief", o_.join_timeout);
-    } else if (chief_lost_before_end(incarnation.count(0) ? incarnation.at(0) : -1)) {
+    } else if (o_.await_chief_word && chief_lost_before_end(incarnation.count(0) ? incarnation.at(0) : -1)) {
       o_.log->info("worker {}: worker 0 (the chief) was lost after the run's last step, before confirming the run's end "
                    "(its last checkpoint and report): re-forming without it, to hand its relaunched process the final state",
                    self());

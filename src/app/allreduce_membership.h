@@ -45,6 +45,10 @@ struct AllreduceMembershipOptions {
   std::chrono::milliseconds loss_wait{10000};
   collectives::GroupOptions base{};  // algorithm settings and timeouts of every group
   const Log* log = nullptr;
+  // Whether the others wait at the end for the chief's word (await_chief()). Not in a stream
+  // job: its other workers hand the chief their final offsets only after the strategy's
+  // finish() (train_stream/stream_hooks.cc), and its chief is not relaunched in place.
+  bool await_chief_word = true;
 };
 
 // The leader's decision: the group of `generation` is `workers` (indices; rank = position).

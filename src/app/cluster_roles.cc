@@ -402,7 +402,8 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
         .join_timeout = std::chrono::seconds(job.cluster.join_timeout_s),
         .loss_wait = 2 * std::chrono::milliseconds(job.cluster.peer_timeout_ms) + std::chrono::seconds(2),
         .base = {},
-        .log = &log});
+        .log = &log,
+        .await_chief_word = !job.data.stream()});
     // A relaunched worker joins the running group once its strategy starts (its model built).
     if (allreduce->joining()) links.join = [a = &*allreduce] { return a->join(); };
     else links.group = allreduce->form();
