@@ -16,6 +16,8 @@ namespace {
 constexpr char kPlanKey[] = "allreduce/plan";
 // Set by the leader once its training is over: no group will take a joiner any more.
 constexpr char kFinishedKey[] = "allreduce/finished";
+// Set by the chief once the run's last checkpoint and report are written: the others may leave.
+constexpr char kRunEndKey[] = "allreduce/run_end";
 
 // Where worker `index` of the group of generation `generation` listens. Generation 0 is the
 // first group, whose key the launch tools and tests already know.
@@ -102,16 +104,109 @@ collectives::Regroup AllreduceMembership::regroup() {
 }
 
 std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> AllreduceMembership::await_chief() {
-  return [this](const collectives::Group& current) -> std::shared_ptr<collectives::Group> {
+  return [this](const collectives::Group& current) { return await_run_end(current); };
+}
+
+void AllreduceMembership::confirm_run_end() {
+  if (self() != 0) return;
+  o_.log->info("worker 0: the run's end is written (last checkpoint and report); the other workers may leave");
+  try {
+    o_.member->store().set(kRunEndKey, std::to_string(o_.member->membership().incarnation));
+  } catch (const Error& e) {
+    // The run is complete all the same; the others leave after cluster.join_timeout_s.
+    o_.log->warn("worker 0: could not tell the other workers that the run's end is written: {}", e.what());
+  }
+}
+
+std::shared_ptr<collectives::Group> AllreduceMembership::await_run_end(const collectives::Group& current) {
+  // The chief confirms the end itself (confirm_run_end), once its last checkpoint and report
+  // are written; only the others wait for it.
+  if (self() == 0) return nullptr;
+  std::shared_ptr<collectives::Group> held;  // a group re-formed here without the chief
+  const collectives::Group* group = &current;
+  bool said_waiting = false;
+  for (;;) {
+    std::vector<int> members;
+    std::map<int, std::int64_t> incarnation;
     {
       std::lock_guard lock(mu_);
-      if (members_.empty() || contains(members_, 0)) return nullptr;
+      members = members_;
+      incarnation = incarnation_;
     }
-    o_.log->info("worker {}: the run's last step is done without worker 0 (the chief, relaunched): waiting up to {} s "
-                 "for it to join, take the final state and write the last checkpoint and report",
-                 self(), std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count());
-    return regroup_now(current, "the run's last step is done; waiting for the relaunched chief", o_.join_timeout);
-  };
+    if (members.empty()) return nullptr;
+    std::shared_ptr<collectives::Group> next;
+    if (!contains(members, 0)) {
+      // The chief is away (lost, relaunched): the same decision on every member, since they
+      // all hold the same group without worker 0. Wait for its relaunched process to join.
+      if (!said_waiting)
+        o_.log->info("worker {}: the run's last step is done without worker 0 (the chief, relaunched): waiting up to {} s "
+                     "for it to join, take the final state and write the last checkpoint and report",
+                     self(), std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count());
+      said_waiting = true;
+      next = regroup_now(*group, "the run's last step is done; waiting for the relaunched chief", o_.join_timeout);
+    } else if (o_.await_chief_word && chief_lost_before_end(incarnation.count(0) ? incarnation.at(0) : -1)) {
+      o_.log->info("worker {}: worker 0 (the chief) was lost after the run's last step, before confirming the run's end "
+                   "(its last checkpoint and report): re-forming without it, to hand its relaunched process the final state",
+                   self());
+      next = regroup_now(*group, "the chief was lost after the run's last step", o_.loss_wait);
+    } else {
+      return nullptr;  // confirmed, or no longer waited for (chief_lost_before_end says which)
+    }
+    // A group that took a joiner in (the relaunched chief, or any relaunched worker) takes the
+    // final state from the strategy; one of survivors only needs nothing, and waits on.
+    bool took_joiner = false;
+    {
+      std::lock_guard lock(mu_);
+      took_joiner = std::any_of(members_.begin(), members_.end(), [&](int w) {
+        auto was = incarnation.find(w);
+        auto now = incarnation_.find(w);
+        return !contains(members, w) || was == incarnation.end() || now == incarnation_.end() || was->second != now->second;
+      });
+    }
+    if (took_joiner) return next;
+    held = std::move(next);
+    group = held.get();
+  }
+}
+
+bool AllreduceMembership::chief_lost_before_end(std::int64_t chief_incarnation) {
+  cluster::Member& member = *o_.member;
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count();
+  const auto until = Clock::now() + o_.join_timeout;
+  for (;;) {
+    std::int64_t seen = -1;
+    try {
+      if (member.store().try_get(kRunEndKey)) {
+        o_.log->info("worker {}: worker 0 confirmed the run's end; leaving", self());
+        return false;
+      }
+      const cluster::RosterView roster = member.roster();
+      seen = roster.generation;
+      const std::map<int, std::int64_t> listed = listed_workers();
+      auto chief = listed.find(0);
+      if (chief == listed.end() || chief->second != chief_incarnation) {
+        // The chief confirms before it leaves: a confirmation that came meanwhile is no loss.
+        if (member.store().try_get(kRunEndKey)) continue;
+        return true;
+      }
+    } catch (const Error& e) {
+      // The coordinator did not answer this time (it may be restarting): look again.
+      o_.log->debug("worker {}: waiting for worker 0's word on the run's end: {}", self(), e.what());
+    }
+    if (member.shutdown_requested()) {
+      o_.log->info("worker {}: the job is stopping; leaving without worker 0's word on the run's end", self());
+      return false;
+    }
+    if (Clock::now() >= until) {
+      o_.log->warn("worker {}: worker 0 (the chief) did not confirm the run's end within {} s (cluster.join_timeout_s); "
+                   "leaving: if it is lost from now on, the job ends without its last checkpoint and report, and "
+                   "--resume continues from its newest checkpoint",
+                   self(), seconds);
+      return false;
+    }
+    if (seen >= 0) member.wait_for_change(seen, 50ms);
+    else std::this_thread::sleep_for(50ms);
+  }
 }
 
 std::optional<GroupPlan> AllreduceMembership::read_plan() const {

@@ -45,6 +45,10 @@ struct AllreduceMembershipOptions {
   std::chrono::milliseconds loss_wait{10000};
   collectives::GroupOptions base{};  // algorithm settings and timeouts of every group
   const Log* log = nullptr;
+  // Whether the others wait at the end for the chief's word (await_chief()). Not in a stream
+  // job: its other workers hand the chief their final offsets only after the strategy's
+  // finish() (train_stream/stream_hooks.cc), and its chief is not relaunched in place.
+  bool await_chief_word = true;
 };
 
 // The leader's decision: the group of `generation` is `workers` (indices; rank = position).
@@ -69,10 +73,18 @@ class AllreduceMembership {
   std::shared_ptr<collectives::Group> join();
   // The strategy's Regroup; holds this object, which must outlive the strategy.
   collectives::Regroup regroup();
-  // The strategy's await_rejoin: after the last step, a group without worker 0 (its chief
-  // lost, relaunched) waits for the new chief to join, which then ends the run (its last
-  // checkpoint and report); null when worker 0 is a member. The same on every member.
+  // The strategy's await_rejoin, called after the run's last step until it gives null. The
+  // members other than the chief do not leave before the chief's word that the run's end is
+  // written (confirm_run_end): a group without worker 0 (its chief lost, relaunched) waits for
+  // the new chief to join and gives that group (the strategy hands it the final state; it then
+  // writes the last checkpoint and report); a chief lost before its word makes them re-form
+  // without it and wait for it the same way. Each wait is bounded by cluster.join_timeout_s:
+  // past it, a chief that is alive but silent is left to end alone (null, with a warning), and
+  // a relaunched chief that did not join ends the run with an error. Null at once on worker 0.
   std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> await_chief();
+  // Worker 0, once its training returned (last checkpoint and report written): says so to the
+  // others, which then leave. Nothing on the other workers.
+  void confirm_run_end();
 
  private:
   // `lead_wait`: how long the leader waits for a lost member or a joiner.
@@ -82,6 +94,10 @@ class AllreduceMembership {
                                                    std::chrono::milliseconds wait);
   // Forms the group of `plan`; nullptr once `superseded()` says the plan is out of date.
   std::shared_ptr<collectives::Group> try_form(const GroupPlan& plan, const std::function<bool()>& superseded);
+  std::shared_ptr<collectives::Group> await_run_end(const collectives::Group& current);
+  // Waits for the chief's word on the run's end: true once worker 0 (of `chief_incarnation`)
+  // is lost without it; false once it came, the job stops, or cluster.join_timeout_s passed.
+  bool chief_lost_before_end(std::int64_t chief_incarnation);
   std::optional<GroupPlan> read_plan() const;
   void write_plan(const GroupPlan& plan);
   // Workers in the roster, not members of the current group, that asked to join.

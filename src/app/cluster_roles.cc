@@ -402,12 +402,18 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
         .join_timeout = std::chrono::seconds(job.cluster.join_timeout_s),
         .loss_wait = 2 * std::chrono::milliseconds(job.cluster.peer_timeout_ms) + std::chrono::seconds(2),
         .base = {},
-        .log = &log});
+        .log = &log,
+        .await_chief_word = !job.data.stream()});
     // A relaunched worker joins the running group once its strategy starts (its model built).
     if (allreduce->joining()) links.join = [a = &*allreduce] { return a->join(); };
     else links.group = allreduce->form();
     links.regroup = allreduce->regroup();
     links.await_rejoin = allreduce->await_chief();
+    if (auto fault = allreduce_fault_hook(m.index, o.relaunched_chief))  // tests only (app/fault_hooks.h)
+      links.await_rejoin = [fault, inner = links.await_rejoin](const collectives::Group& g) {
+        fault();
+        return inner(g);
+      };
   }
   // monitoring.port: this worker's metrics, fed by the training loop (train/observed_hooks.h).
   std::unique_ptr<RoleMonitor> monitor = start_role_monitor(job, "worker", m.index, m.ps, log);
@@ -436,6 +442,7 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
     o.stop = &*stop;
   }
   train_job(o);
+  if (allreduce) allreduce->confirm_run_end();  // the chief's: the others wait for it to leave
   stop.reset();
   member->leave();
   return 0;

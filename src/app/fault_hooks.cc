@@ -12,6 +12,11 @@
 #include "trib/core/error.h"
 
 namespace trib::app {
+namespace {
+
+constexpr const char* kAllreduceChiefLostAtFinalCheckpoint = "allreduce-chief-lost-at-final-checkpoint";
+
+}  // namespace
 
 std::function<void(const net::Message&)> ps_fault_hook(int index, bool relaunched, const ps::PsServer& server) {
 #if TRIB_FAULT_HOOKS
@@ -19,6 +24,7 @@ std::function<void(const net::Message&)> ps_fault_hook(int index, bool relaunche
   if (value == nullptr || *value == '\0') return {};
   const std::string text = value;
   const std::string prefix = "ps-lost-at-final-gather:";
+  if (text == kAllreduceChiefLostAtFinalCheckpoint) return {};  // a worker's (allreduce_fault_hook)
   int target = -1;
   try {
     if (text.starts_with(prefix)) target = std::stoi(text.substr(prefix.size()));
@@ -41,6 +47,27 @@ std::function<void(const net::Message&)> ps_fault_hook(int index, bool relaunche
   (void)index;
   (void)relaunched;
   (void)server;
+  return {};
+#endif
+}
+
+std::function<void()> allreduce_fault_hook(int index, bool relaunched) {
+#if TRIB_FAULT_HOOKS
+  const char* value = std::getenv(kFaultVariable);
+  if (value == nullptr || *value == '\0') return {};
+  const std::string text = value;
+  if (text.starts_with("ps-lost-at-final-gather:")) return {};  // a server's (ps_fault_hook)
+  TRIB_CHECK(text == kAllreduceChiefLostAtFinalCheckpoint, InvalidArgument, "{}={}: expected {}", kFaultVariable, text,
+             kAllreduceChiefLostAtFinalCheckpoint);
+  if (index != 0 || relaunched) return {};
+  return [] {
+    std::fprintf(stderr, "%s: worker 0 is lost after the run's last exchange (kill -9)\n", kFaultVariable);
+    std::fflush(nullptr);
+    ::kill(::getpid(), SIGKILL);
+  };
+#else
+  (void)index;
+  (void)relaunched;
   return {};
 #endif
 }

@@ -99,17 +99,19 @@ void AllreduceUpdate::broadcast_slots() {
 
 void AllreduceUpdate::finish() {
   final_report_ = report();  // the trainer asks for it after finish()
-  if (o_.await_rejoin && o_.group && vars_ != nullptr) hand_over_final_state();
+  if (o_.await_rejoin && o_.group && vars_ != nullptr) {
+    exchange_.reset();  // no step is left to exchange; the group stays for the run's end
+    // Until the chief's word that the run's end is written: each group given is one that a
+    // relaunched chief (or worker) joined, which takes the final state here.
+    while (std::shared_ptr<Group> next = o_.await_rejoin(*o_.group)) hand_over_final_state(std::move(next));
+  }
   exchange_.reset();
   o_.group.reset();
 }
 
-// A relaunched chief joining after the survivors' last step (only it writes the run's last
+// A relaunched chief joining after the run's last step (only it writes the run's last
 // checkpoint and report): it takes the final state as any joiner takes the group's.
-void AllreduceUpdate::hand_over_final_state() {
-  std::shared_ptr<Group> next = o_.await_rejoin(*o_.group);
-  if (!next) return;
-  exchange_.reset();
+void AllreduceUpdate::hand_over_final_state(std::shared_ptr<Group> next) {
   const int old_size = o_.group->size();
   o_.group = std::move(next);
   try {
@@ -117,6 +119,7 @@ void AllreduceUpdate::hand_over_final_state() {
   } catch (const Error&) {
     rethrow_with(fmt::format("handing the final state (step {}) to a joining worker", next_step_));
   }
+  exchange_.reset();  // still no step to exchange
   // Nobody takes a rollback after the last step: the report says what happened.
   final_report_ += (final_report_.empty() ? "" : "\n") + take_rollback()->message;
 }

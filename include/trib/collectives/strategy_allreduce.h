@@ -60,9 +60,11 @@ struct AllreduceUpdateOptions {
   // Joining a running group (a relaunched worker): `group` is null, and start() gets the group
   // from this, then takes the group's step, variables and optimizer state from a member.
   std::function<std::shared_ptr<Group>()> join{};
-  // At finish(), after the run's last step: the group that a member who must end the run with
-  // it has joined (a relaunched chief, which writes the last checkpoint and report: it takes
-  // the group's final state like any joiner), or null when none is awaited. Empty: never.
+  // At finish(), after the run's last step, called until it gives null: the group that a
+  // member who must end the run with it has joined (a relaunched chief, which writes the last
+  // checkpoint and report: it takes the group's final state like any joiner), or null once
+  // nothing more is awaited (the chief's word that the run's end is written; at once on the
+  // chief). Empty: finish() returns at once.
   std::function<std::shared_ptr<Group>(const Group& current)> await_rejoin{};
   // The schedule includes the linear scaling rule for `scaled_for` workers (0: the group's
   // size at construction); a re-formed group of n workers trains at lr * n / scaled_for.
@@ -87,7 +89,7 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   void broadcast_variables(VariableStore& vars);
   // Stops the communication thread and drops this strategy's hold on the group (the rank
   // leaves cleanly once nothing else holds it); first, with options.await_rejoin, hands the
-  // final state to the member it awaits.
+  // final state to each member it gives, until it gives none.
   void finish() override;
   // One line: workers, buckets, bytes averaged per step, and how much of the exchange
   // backprop hid (time apply() still waited, share of buckets sent before apply()).
@@ -120,7 +122,7 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   void recover(std::int64_t step, VariableStore& vars, const std::string& why);
   void agree_and_roll_back(std::int64_t step, VariableStore& vars, const std::string& why, int old_size);
   void adopt_group();  // the exchange and learning rate for the group now in o_.group
-  void hand_over_final_state();  // finish() with options.await_rejoin
+  void hand_over_final_state(std::shared_ptr<Group> next);  // finish() with options.await_rejoin
   // Sets lr_factor_ for a group of `workers`.
   update::LocalUpdateOptions scaled_local_options(double workers);
 

@@ -66,4 +66,29 @@ inline std::vector<std::string> find_line(const std::string& output, const std::
   }
   return {};
 }
+
+// A chief relaunched after the run's last step: it joined the 3 workers at `last_step` with
+// the members' final state (its "joined" checksum equals each other worker's hand-over line),
+// and the newest checkpoint and the last evaluation row are at `last_step`.
+inline void expect_chief_ends_with_the_final_state(const std::string& output, const fs::path& out, int last_step) {
+  const std::vector<std::string> joined = find_line(
+      output, std::regex(fmt::format(R"(\[worker0\] joined the allreduce group as generation ([0-9]+): rank 0 of 3; )"
+                                     R"(starts at step {} with rank [12]'s variables \(crc32c ([0-9a-f]{{8}})\))",
+                                     last_step)));
+  ASSERT_FALSE(joined.empty()) << output;
+  for (int w : {1, 2}) {
+    SCOPED_TRACE(fmt::format("worker {}", w));
+    const std::vector<std::string> m = find_line(
+        output, std::regex(fmt::format(R"(\[worker{}\] step {}: the run's last step is done; .*the group went on as )"
+                                       R"(generation {} with 3 workers .*variables crc32c ([0-9a-f]{{8}}))",
+                                       w, last_step, joined[1])));
+    ASSERT_FALSE(m.empty()) << output;
+    EXPECT_EQ(m[1], joined[2]) << "the relaunched chief ends the run with the members' variables";
+  }
+  EXPECT_EQ(newest_checkpoint(out), last_step) << output;
+  const std::vector<int> rows = test_rows(out);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows.back(), last_step);
+}
+
 }  // namespace trib::testing

@@ -139,24 +139,7 @@ TEST(AllreduceChiefRelaunch, AChiefLostNearTheEndIsAwaitedAndWritesTheLastCheckp
   ASSERT_TRUE(waited) << "the survivors waited for the relaunched chief: " << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
-  const std::vector<std::string> joined = find_line(
-      r.output,
-      std::regex(R"(\[worker0\] joined the allreduce group as generation ([0-9]+): rank 0 of 3; starts at step 1000 )"
-                 R"(with rank [12]'s variables \(crc32c ([0-9a-f]{8})\))"));
-  ASSERT_FALSE(joined.empty()) << r.output;
-  for (int w : {1, 2}) {
-    SCOPED_TRACE(fmt::format("worker {}", w));
-    const std::vector<std::string> m = find_line(
-        r.output, std::regex(fmt::format(R"(\[worker{}\] step 1000: the run's last step is done; .*the group went on as )"
-                                         R"(generation {} with 3 workers .*variables crc32c ([0-9a-f]{{8}}))",
-                                         w, joined[1])));
-    ASSERT_FALSE(m.empty()) << r.output;
-    EXPECT_EQ(m[1], joined[2]) << "the relaunched chief ends the run with the members' variables";
-  }
-  EXPECT_EQ(testing::newest_checkpoint(out), 1000) << r.output;
-  const std::vector<int> rows = test_rows(out);
-  ASSERT_FALSE(rows.empty());
-  EXPECT_EQ(rows.back(), 1000);
+  testing::expect_chief_ends_with_the_final_state(r.output, out, 1000);
   EXPECT_GE(final_accuracy(r.output), 0.78) << r.output;
   fs::remove_all(out);
 }
