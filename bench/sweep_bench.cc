@@ -7,8 +7,10 @@
 // (reduction factor 3). --seeds runs ASHA once per seed against the one grid run: the order
 // decides which trials a rung lets through unconditionally (the first to arrive there).
 // Trials are forked from the sweep with the data loaded once (sweep/trial_fork.h); --exec 1
-// runs every segment as a `trib train` process instead.
-//   sweep_bench [--steps N] [--slots N] [--seeds 1,2,..] [--train-subset N] [--keep DIR] [--exec 1]
+// runs every segment as a `trib train` process instead. --rules runs ASHA with each rule
+// (asha.rule: stopping, Ray Tune's; promotion, the paper's) for every seed.
+//   sweep_bench [--steps N] [--slots N] [--seeds 1,2,..] [--rules stopping,promotion] [--train-subset N]
+//               [--keep DIR] [--exec 1]
 #include <unistd.h>
 
 #include <cstdlib>
@@ -80,11 +82,11 @@ long long trial_steps(const fs::path& sweep_dir) {
   return steps;
 }
 
-std::vector<int> parse_seeds(const std::string& text) {
-  std::vector<int> seeds;
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
   std::stringstream in(text);
-  for (std::string s; std::getline(in, s, ',');) seeds.push_back(std::atoi(s.c_str()));
-  return seeds;
+  for (std::string s; std::getline(in, s, ',');) out.push_back(s);
+  return out;
 }
 
 }  // namespace
@@ -92,11 +94,12 @@ std::vector<int> parse_seeds(const std::string& text) {
 int main(int argc, char** argv) {
   int steps = 2700, slots = 2, train_subset = 0;
   bool fork = true;
-  std::string keep, seeds_text = "1,2,3";
+  std::string keep, seeds_text = "1,2,3", rules_text = "stopping,promotion";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--slots")) slots = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--seeds")) seeds_text = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--rules")) rules_text = argv[i + 1];
     else if (!std::strcmp(argv[i], "--train-subset")) train_subset = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--keep")) keep = argv[i + 1];
     else if (!std::strcmp(argv[i], "--exec")) fork = std::atoi(argv[i + 1]) == 0;
@@ -109,21 +112,24 @@ int main(int argc, char** argv) {
   try {
     sweep::SweepResult grid = run(dir, "grid", fmt::format("search: grid\nsteps: {}\n", steps), slots, fork);
     const long long grid_steps = trial_steps(dir / "grid");
-    for (int seed : parse_seeds(seeds_text)) {
-      const std::string name = fmt::format("asha-{}", seed);
-      sweep::SweepResult asha = run(dir, name,
-                                    fmt::format("search: asha\nseed: {}\nsteps: {}\nasha: {{grace_period: {}, "
-                                                "reduction_factor: 3}}\n",
-                                                seed, steps, grace),
-                                    slots, fork);
-      const long long asha_steps = trial_steps(dir / name);
-      fmt::print("bench=sweep trials={} steps={} rungs={},{},{} slots={} trials_as={} seed={} grid_best={:.4f} "
-                 "asha_best={:.4f} grid_cpu_s={:.1f} asha_cpu_s={:.1f} ratio={:.3f} step_ratio={:.3f} target_met={}\n",
-                 grid.trials, steps, grace, grace * 3, grace * 9, slots, fork ? "fork" : "exec", seed, grid.best_metric,
-                 asha.best_metric, grid.cpu_s, asha.cpu_s, asha.cpu_s / grid.cpu_s,
-                 double(asha_steps) / double(grid_steps),
-                 (grid.best_metric - asha.best_metric <= 0.005 && asha.cpu_s <= grid.cpu_s / 3) ? "yes" : "no");
-      std::fflush(stdout);
+    for (const std::string& seed_text : split(seeds_text)) {
+      const int seed = std::atoi(seed_text.c_str());
+      for (const std::string& rule : split(rules_text)) {
+        const std::string name = fmt::format("asha-{}-{}", rule, seed);
+        sweep::SweepResult asha = run(dir, name,
+                                      fmt::format("search: asha\nseed: {}\nsteps: {}\nasha: {{grace_period: {}, "
+                                                  "reduction_factor: 3, rule: {}}}\n",
+                                                  seed, steps, grace, rule),
+                                      slots, fork);
+        const long long asha_steps = trial_steps(dir / name);
+        fmt::print("bench=sweep trials={} steps={} rungs={},{},{} slots={} trials_as={} rule={} seed={} grid_best={:.4f} "
+                   "asha_best={:.4f} grid_cpu_s={:.1f} asha_cpu_s={:.1f} ratio={:.3f} step_ratio={:.3f} target_met={}\n",
+                   grid.trials, steps, grace, grace * 3, grace * 9, slots, fork ? "fork" : "exec", rule, seed,
+                   grid.best_metric, asha.best_metric, grid.cpu_s, asha.cpu_s, asha.cpu_s / grid.cpu_s,
+                   double(asha_steps) / double(grid_steps),
+                   (grid.best_metric - asha.best_metric <= 0.005 && asha.cpu_s <= grid.cpu_s / 3) ? "yes" : "no");
+        std::fflush(stdout);
+      }
     }
   } catch (const std::exception& e) {
     fmt::print(stderr, "sweep_bench: {}\n", e.what());

@@ -5,9 +5,9 @@ docs/sweeps.md (Benchmark) quotes it. Two rules, 2 slots, each trial's segments 
   cost(segment) = SEGMENT_S + per_step(config) * steps,  per_step from grid's `cpu_s`,
 with CONTINUE_S instead of SEGMENT_S for a segment that a promoted trial trains on in its own
 process (Ray's rule; a forked trial goes on inside the same training run):
-- ray:   Ray Tune's AsyncHyperBandScheduler, as src/sweep/asha.cc: a trial is decided once,
+- ray:   Ray Tune's AsyncHyperBandScheduler, as src/sweep/asha.cc (asha.rule: stopping): a trial is decided once,
          when it reaches a rung, against the results recorded there before it.
-- paper: Li et al. 2018 (ASHA): a trial waits at its rung; a free slot promotes the best
+- paper: Li et al. 2018 (ASHA; asha.rule: promotion): a trial waits at its rung; a free slot promotes the best
          not yet promoted of the top floor(n / eta) at the highest rung that has one, else
          starts a new trial.
 Accuracy at each rung comes from the run directories given (sweep_bench --keep DIR: its
@@ -16,7 +16,7 @@ measured is interpolated between the configuration's first rung and its end, by 
 fraction of that gain the measured configurations had made by the rung.
 
   python3 bench/sweep_sim.py --grid DIR/grid --runs DIR[,DIR2] [--segment-s 0.2] [--continue-s S]
-                             [--orders 200] [--replay DIR/asha-1,...]
+                             [--orders 200] [--replay DIR/asha-promotion-1,...]
 """
 import argparse
 import glob

@@ -7,6 +7,8 @@
 
 namespace trib::sweep {
 
+const char* rule_name(AshaRule r) { return r == AshaRule::stopping ? "stopping" : "promotion"; }
+
 Asha::Asha(std::int64_t grace_period, std::int64_t max_steps, double reduction_factor, bool maximize)
     : max_steps_(max_steps), reduction_factor_(reduction_factor), maximize_(maximize) {
   TRIB_CHECK(grace_period > 0 && grace_period <= max_steps, InvalidArgument,
@@ -51,16 +53,36 @@ std::optional<double> Asha::cutoff(std::int64_t rung) const {
 }
 
 void Asha::record(int trial, std::int64_t rung, double metric) {
-  recorded_[rung][trial] = maximize_ ? metric : -metric;
+  // A NaN (a diverged trial) counts as the worst result.
+  recorded_[rung][trial] = std::isnan(metric) ? -INFINITY : maximize_ ? metric : -metric;
 }
 
 bool Asha::on_rung(int trial, std::int64_t rung, double metric) {
   std::optional<double> cut = cutoff(rung);  // before this result, as Ray Tune
   const double v = maximize_ ? metric : -metric;
   const bool go_on = !std::isnan(v) && (!cut || v >= *cut);
-  // A NaN (a diverged trial) counts as the worst result.
-  record(trial, rung, !std::isnan(v) ? metric : maximize_ ? -INFINITY : INFINITY);
+  record(trial, rung, metric);
+  if (go_on) mark_promoted(trial, rung);
   return go_on;
+}
+
+bool Asha::promoted(int trial, std::int64_t rung) const {
+  auto it = promoted_.find(rung);
+  return it != promoted_.end() && it->second.count(trial) > 0;
+}
+
+std::optional<std::pair<int, std::int64_t>> Asha::next_promotion() const {
+  for (auto r = rungs_.rbegin(); r != rungs_.rend(); ++r) {
+    auto it = recorded_.find(*r);
+    if (it == recorded_.end()) continue;
+    std::vector<std::pair<double, int>> ranked;  // (-metric, trial): best first, ties by id
+    for (const auto& [trial, v] : it->second) ranked.emplace_back(-v, trial);
+    std::sort(ranked.begin(), ranked.end());
+    const auto top = static_cast<std::size_t>(std::floor(double(ranked.size()) / reduction_factor_ + 1e-9));
+    for (std::size_t i = 0; i < top; ++i)
+      if (!promoted(ranked[i].second, *r)) return std::make_pair(ranked[i].second, *r);
+  }
+  return std::nullopt;
 }
 
 }  // namespace trib::sweep

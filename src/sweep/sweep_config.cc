@@ -157,6 +157,12 @@ SweepConfig parse_sweep_config(const std::string& yaml_text, const std::string& 
   config::ConfigReader asha = r.child("asha");
   c.grace_period = asha.get<std::int64_t>("grace_period", 0);
   c.reduction_factor = asha.get<double>("reduction_factor", c.reduction_factor);
+  const std::string rule = asha.get<std::string>("rule", "stopping");
+  if (rule == "stopping") c.asha_rule = AshaRule::stopping;
+  else if (rule == "promotion") c.asha_rule = AshaRule::promotion;
+  else
+    throw InvalidArgument(fmt::format("sweep {}: unknown asha.rule '{}'{}; expected stopping or promotion", origin,
+                                      rule, nearest(rule, {"stopping", "promotion"})));
   asha.finish();
   TRIB_CHECK(r.has("space"), InvalidArgument, "sweep {}: space is required: the job keys to search", origin);
   YAML::Node space = root["space"];

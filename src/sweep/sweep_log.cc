@@ -111,9 +111,13 @@ std::vector<TrialRecord> SweepLog::replay(const std::filesystem::path& path, Ash
       // Only results at a rung are ASHA's records, as in the sweep that wrote them (a trial
       // stopped by the time budget between rungs was never compared).
       const std::vector<std::int64_t>* rungs = asha != nullptr ? &asha->rungs() : nullptr;
-      if (rungs != nullptr && t.metric && (decision == "continue" || decision == "stop") &&
-          std::find(rungs->begin(), rungs->end(), t.step) != rungs->end())
+      const bool at_rung = rungs != nullptr && std::find(rungs->begin(), rungs->end(), t.step) != rungs->end();
+      if (at_rung && t.metric && (decision == "continue" || decision == "stop" || decision == "wait"))
         asha->record(id, t.step, *t.metric);
+      // The promotion rule's bookkeeping: who waits at a rung and who went on from it.
+      if (at_rung && (decision == "continue" || decision == "promote")) asha->mark_promoted(id, t.step);
+      if (decision == "wait") t.state = TrialState::waiting, t.note = "at rung " + std::to_string(t.step);
+      if (decision == "promote") t.state = TrialState::pending, t.note.clear();
       // The decision ends the trial even when the crash came before its end line: a trial
       // stopped at a rung must not train past it on --resume.
       if (decision == "stop") t.state = TrialState::stopped, t.note = "stopped at step " + std::to_string(t.step);

@@ -1,6 +1,7 @@
 // The sweep's loop: fill the slots, watch the trials, decide at rungs, log, redraw.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -127,11 +128,17 @@ class Sweep {
       table_.draw(trials_);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    // Promoted trials the time budget left waiting end here, where they stood.
+    // Promoted trials the time budget left waiting end here, where they stood; so do trials
+    // waiting at a rung (the promotion rule) that no free slot promoted: stopped at that rung.
+    // A SIGTERM leaves both as they are, for --resume.
     for (TrialRecord& t : trials_)
       if (time_up && t.state == TrialState::pending) {
         t.state = TrialState::stopped;
         t.note = "time budget";
+        log_->end(t);
+      } else if (!interrupted_ && t.state == TrialState::waiting) {
+        t.state = TrialState::stopped;
+        t.note = fmt::format("at rung {}, not promoted", t.step);
         log_->end(t);
       }
     running_.clear();  // every trial reaped, its CPU time counted
@@ -141,10 +148,12 @@ class Sweep {
  private:
   fs::path run_dir(int id) const { return dir_ / "trials" / trial_name(id); }
 
-  // A promoted or interrupted trial first (lowest id), else a new one while the budget lasts.
+  // A promoted or interrupted trial first (lowest id), then (the promotion rule) a trial
+  // waiting at a rung that the paper's rule promotes, else a new one while the budget lasts.
   bool launch_next() {
     for (TrialRecord& t : trials_)
       if (t.state == TrialState::pending && !running_.count(t.id)) return launch(t), true;
+    if (asha_ && c_.asha_rule == AshaRule::promotion && promote_waiting()) return true;
     if (static_cast<int>(trials_.size()) >= planned_) return false;
     TrialRecord t;
     t.id = static_cast<int>(trials_.size());
@@ -153,6 +162,25 @@ class Sweep {
     trials_.push_back(t);
     launch(trials_.back());
     return true;
+  }
+
+  // The paper's get_job: the best waiting trial among the top 1/reduction_factor of the highest
+  // rung that has one goes on from its rung's checkpoint.
+  bool promote_waiting() {
+    while (std::optional<std::pair<int, std::int64_t>> next = asha_->next_promotion()) {
+      const auto [id, rung] = *next;
+      asha_->mark_promoted(id, rung);
+      TrialRecord& t = trials_[static_cast<std::size_t>(id)];
+      // A trial that no longer waits there (resumed from a log where it was stopped) is passed over.
+      if (t.state != TrialState::waiting || t.step != rung) continue;
+      log_->result(t, "promote");
+      t.note.clear();
+      table_.event(fmt::format("{} {}: promoted past rung {} ({} {:.4f}), from its checkpoint", trial_name(id),
+                               describe(t.params), rung, c_.metric, t.metric.value_or(0)));
+      launch(t);
+      return true;
+    }
+    return false;
   }
 
   void launch(TrialRecord& t) {
@@ -237,6 +265,8 @@ class Sweep {
       table_.event(head + ": stopped (time budget)");
       return false;
     }
+    if (asha_ && target < asha_->max_steps() && c_.asha_rule == AshaRule::promotion)
+      return wait_at_rung(t, p, target, head, time_up);
     if (asha_ && target < asha_->max_steps()) {
       std::optional<double> cut = asha_->cutoff(target);
       const bool go_on = asha_->on_rung(t.id, target, *t.metric);
@@ -264,6 +294,33 @@ class Sweep {
     log_->result(t, "done");
     end(t, p);
     table_.event(head + ": completed");
+    return false;
+  }
+
+  // The promotion rule: the trial's result joins its rung and the trial waits there. The slot
+  // it frees goes to the paper's get_job; when that promotes this very trial, a forked trial
+  // goes on in its process (as a promoted one does under the stopping rule).
+  bool wait_at_rung(TrialRecord& t, Trial& p, std::int64_t rung, const std::string& head, bool time_up) {
+    asha_->record(t.id, rung, *t.metric);
+    std::optional<std::pair<int, std::int64_t>> next = asha_->next_promotion();
+    const bool runnable_first = std::none_of(trials_.begin(), trials_.end(), [&](const TrialRecord& o) {
+      return o.state == TrialState::pending && !running_.count(o.id);
+    });
+    if (next && next->first == t.id && next->second == rung && p.paused() && runnable_first && !time_up &&
+        !interrupted_) {
+      asha_->mark_promoted(t.id, rung);
+      log_->result(t, "continue");
+      targets_[t.id] = asha_->next_stop(rung);
+      p.go_on(targets_[t.id]);
+      t.state = TrialState::running;
+      table_.event(head + fmt::format(": promoted past rung {}", rung));
+      return true;
+    }
+    log_->result(t, "wait");
+    release(t, p);
+    t.state = TrialState::waiting;
+    t.note = fmt::format("at rung {}", rung);
+    table_.event(head + fmt::format(": waits at rung {}", rung));
     return false;
   }
 

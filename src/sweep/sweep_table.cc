@@ -20,7 +20,7 @@ std::vector<std::string> render_table(const std::vector<TrialRecord>& trials, co
   rows.push_back({"trial", "parameters", "step", metric, "state"});
   for (const TrialRecord& t : trials) {
     std::string state = state_name(t.state);
-    if (!t.note.empty() && t.finished()) state += ": " + t.note;
+    if (!t.note.empty() && (t.finished() || t.state == TrialState::waiting)) state += ": " + t.note;
     rows.push_back({trial_name(t.id) + (t.id == best ? " *" : ""), describe(t.params), std::to_string(t.step),
                     t.metric ? fmt::format("{:.4f}", *t.metric) : "-", state});
   }

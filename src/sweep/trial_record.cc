@@ -10,6 +10,7 @@ const char* state_name(TrialState s) {
   switch (s) {
     case TrialState::pending: return "pending";
     case TrialState::running: return "running";
+    case TrialState::waiting: return "waiting";
     case TrialState::completed: return "completed";
     case TrialState::stopped: return "stopped";
     case TrialState::failed: return "failed";
@@ -18,7 +19,7 @@ const char* state_name(TrialState s) {
 }
 
 TrialState parse_state(const std::string& name) {
-  for (TrialState s : {TrialState::pending, TrialState::running, TrialState::completed, TrialState::stopped,
+  for (TrialState s : {TrialState::pending, TrialState::running, TrialState::waiting, TrialState::completed, TrialState::stopped,
                        TrialState::failed})
     if (name == state_name(s)) return s;
   throw Corruption(fmt::format("sweep.jsonl: unknown trial state '{}'", name));

@@ -14,6 +14,7 @@ namespace trib::sweep {
 enum class TrialState {
   pending,    // created, or promoted at a rung: waits for a slot
   running,
+  waiting,    // at its rung, with its checkpoint, until promoted (ASHA's promotion rule)
   completed,  // ran all its steps
   stopped,    // stopped at a rung by ASHA, or by the time budget
   failed,

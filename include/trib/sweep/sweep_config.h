@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "trib/sweep/asha.h"
 #include "trib/sweep/search_space.h"
 
 namespace trib::sweep {
@@ -26,6 +27,7 @@ struct SweepConfig {
   double time_s = 0;       // budget.time_s; 0: no limit
   std::int64_t grace_period = 0;  // asha: first rung, in steps (0: steps / 9)
   double reduction_factor = 3;    // asha
+  AshaRule asha_rule = AshaRule::stopping;  // asha.rule: Ray Tune's (decided on arrival) or the paper's
   SearchSpace space;
 };
 

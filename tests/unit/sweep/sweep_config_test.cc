@@ -119,3 +119,21 @@ TEST(SweepConfig, TheExampleSweepReads) {
 
 }  // namespace
 }  // namespace trib::sweep
+
+namespace trib::sweep {
+namespace {
+
+TEST(SweepConfig, AshaRuleIsStoppingByDefaultAndBadValuesAreNamed) {
+  const std::string asha = std::string(kGrid).replace(kGrid.find("grid"), 4, "asha") + "steps: 90\n";
+  EXPECT_EQ(parse(asha).asha_rule, AshaRule::stopping);
+  EXPECT_EQ(parse(asha + "asha: {rule: promotion}\n").asha_rule, AshaRule::promotion);
+  EXPECT_EQ(parse(asha + "asha: {rule: stopping, grace_period: 10}\n").asha_rule, AshaRule::stopping);
+  const std::string bad = error_of(asha + "asha: {rule: promote}\n");
+  EXPECT_NE(bad.find("unknown asha.rule 'promote'"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("did you mean 'promotion'"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("expected stopping or promotion"), std::string::npos) << bad;
+  EXPECT_EQ(bad.find('\n'), std::string::npos) << bad;  // one line
+}
+
+}  // namespace
+}  // namespace trib::sweep

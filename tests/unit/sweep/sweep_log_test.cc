@@ -94,6 +94,42 @@ TEST(SweepLog, ADecisionWithoutItsEndLineEndsTheTrial) {
   fs::remove_all(dir);
 }
 
+// The promotion rule: a trial that waits at its rung waits again after --resume; one
+// promoted from its wait continues; one that went on in its process counts as promoted, so
+// that the rung does not promote it twice.
+TEST(SweepLog, ReplayKnowsWhoWaitsAndWhoWasPromoted) {
+  fs::path dir = temp("promotion");
+  {
+    SweepLog log(dir / "sweep.jsonl");
+    for (int i = 0; i < 4; ++i) {
+      TrialRecord t;
+      t.id = i;
+      log.trial(t);
+    }
+    log.result(TrialRecord{0, {}, TrialState::waiting, 10, 0.5, ""}, "wait");
+    log.result(TrialRecord{1, {}, TrialState::waiting, 10, 0.7, ""}, "wait");
+    log.result(TrialRecord{2, {}, TrialState::waiting, 10, 0.6, ""}, "wait");
+    log.result(TrialRecord{1, {}, TrialState::pending, 10, 0.7, ""}, "promote");  // then the crash
+    log.result(TrialRecord{3, {}, TrialState::running, 10, 0.9, ""}, "continue");
+  }
+  Asha asha(10, 90, 3, true);
+  std::vector<TrialRecord> trials = SweepLog::replay(dir / "sweep.jsonl", &asha);
+  ASSERT_EQ(trials.size(), 4u);
+  EXPECT_EQ(trials[0].state, TrialState::waiting);
+  EXPECT_EQ(trials[0].note, "at rung 10");
+  EXPECT_FALSE(trials[0].finished());
+  EXPECT_EQ(trials[2].state, TrialState::waiting);
+  EXPECT_EQ(trials[1].state, TrialState::pending);  // promoted: continues from its checkpoint
+  EXPECT_EQ(trials[1].step, 10);
+  EXPECT_EQ(trials[3].state, TrialState::pending);
+  EXPECT_TRUE(asha.promoted(1, 10));
+  EXPECT_TRUE(asha.promoted(3, 10));
+  EXPECT_FALSE(asha.promoted(0, 10));
+  // Rung 10: 0.9, 0.7 (both promoted), 0.6, 0.5: n = 4, top 1: nothing more to promote.
+  EXPECT_EQ(asha.next_promotion(), std::nullopt);
+  fs::remove_all(dir);
+}
+
 TEST(SweepLog, ACorruptLineInTheMiddleIsAnError) {
   fs::path dir = temp("corrupt");
   std::ofstream(dir / "sweep.jsonl") << "{not json\n"
