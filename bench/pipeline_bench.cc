@@ -29,6 +29,7 @@
 //
 //   pipeline_bench [--stages 2] [--layers K] [--micro-batches 8] [--micro-batch 32] [--width 1024]
 //                  [--steps 8] [--processes 0|1] [--pin 0|1] [--pin-offset 0] [--async-send 1|0] [--refine 1|0]
+//                  [--cut 0-4,5-11]
 // Only bench= lines go to stdout; progress and notes go to stderr.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -70,6 +71,7 @@ struct Args {
   bool pin = false;        // stage s on core (s + pin_offset) mod cores
   int pin_offset = 0;      // which core stage 0 takes: swaps the stages' vCPUs (--pin-offset 1)
   bool refine = true;      // the planner's cut refined on whole stages (planner.h), else summed
+  std::string cut;         // a fixed cut ("0-4,5-11"): no planning, the same stages in every run
   bool async_send = true;  // StageLinksOptions::async_send
   std::int64_t micro_batch = 32, width = 1024;
 };
@@ -226,8 +228,19 @@ BenchPlan plan(const Args& a) {
       o.stages = a.stages;
       o.micro_batches = a.micro_batches;
       const LayerCalibration what{model(a), Shape{a.width}, kClasses, 1, a.micro_batch, sgd(), lr()};
-      const Plan p = a.refine ? plan_partition(costs, o, [&](StageRange r, bool) { return calibrate_stage(what, engine, r); })
-                              : plan_partition(costs, o);
+      Plan p;
+      if (!a.cut.empty()) {
+        const Partition fixed = Partition::parse(a.cut);
+        if (fixed.stage_count() != a.stages || fixed.layer_count() != static_cast<int>(costs.size()))
+          throw std::runtime_error(fmt::format("--cut {}: expected {} stages over {} layers", a.cut, a.stages, costs.size()));
+        p = estimate(costs, fixed, o);
+        p.planned = false;
+        if (a.refine)
+          for (StageEstimate& s : p.stages) s.ms = calibrate_stage(what, engine, s.layers);
+      } else {
+        p = a.refine ? plan_partition(costs, o, [&](StageRange r, bool) { return calibrate_stage(what, engine, r); })
+                     : plan_partition(costs, o);
+      }
       fmt::print(stderr, "{}", p.table(costs));
       std::string line = p.partition.to_string();
       for (const StageEstimate& s : p.stages) line += fmt::format(" {} {}", s.ms, stage_ms(costs, s.layers, s.layers.end == static_cast<int>(costs.size())));
@@ -433,6 +446,10 @@ int main(int argc, char** argv) {
   trib::pipeline::Args a;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
+    if (k == "--cut") {
+      a.cut = argv[i + 1];
+      continue;
+    }
     const long v = std::stol(argv[i + 1]);
     if (k == "--stages") a.stages = static_cast<int>(v);
     else if (k == "--layers") a.layers = static_cast<int>(v);
