@@ -7,7 +7,8 @@
 //   bench=pipeline model=mlp_WxL stages=K micro_batches=M schedule=S images_per_s=N
 //         single_images_per_s=N bubble=B ideal_bubble=I peak_activation_mb=P bound_bubble=Q
 //         cores_bound_bubble=C cores=P plan_bound_bubble=E cut=0-1,2-4 update_ms=U core_wait=W
-//         stages_as=threads|processes async_send=0|1
+//         stages_as=threads|processes async_send=0|1 stage_cpu_ms=c0,c1 plan_ms=e0,e1 sum_ms=s0,s1
+//         refined=0|1 [pinned=1 pin_offset=N]
 // bubble: the stages' mean idle share of the pipelined window, 1 - (passes + gradient sums) /
 // (step - update): the ideal's own window, which ends at the flush (the update after it is
 // update_ms, apart). ideal_bubble: (K - 1) / (M + K - 1), for equal stages. bound_bubble: the
@@ -19,13 +20,19 @@
 // their transfers share this machine's `cores` (more stages than cores: K = 3 on 2), from the
 // CPU time of every thread (bound_bubble() below). plan_bound_bubble: bound_bubble from the
 // planner's per-stage estimates, what the cut was chosen for. cut: the planner's stages
-// (layers, inclusive). Per stage, stderr breaks the step down: compute,
+// (layers, inclusive). stage_cpu_ms: c_s, each stage's measured CPU time per micro-batch (the
+// bound's input); plan_ms: the planner's estimate per stage, whole stages timed (refined=1) or
+// summed; sum_ms: the one-layer calibrations summed for the same cut (the two estimates'
+// errors against c_s). --pin-offset 1 puts stage s on core s + 1: on this 2-vCPU machine, whose
+// vCPUs differ in speed on memory-bound passes, it swaps them. Per stage, stderr breaks the step down: compute,
 // accumulate, wait (for a neighbour), send, update, time on a core and waiting for one.
 //
 //   pipeline_bench [--stages 2] [--layers K] [--micro-batches 8] [--micro-batch 32] [--width 1024]
-//                  [--steps 8] [--processes 0|1] [--pin 0|1] [--async-send 1|0]
+//                  [--steps 8] [--processes 0|1] [--pin 0|1] [--pin-offset 0] [--async-send 1|0] [--refine 1|0]
+//                  [--cut 0-4,5-11]
 // Only bench= lines go to stdout; progress and notes go to stderr.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -61,7 +68,10 @@ struct Args {
   int stages = 2, micro_batches = 8, steps = 8;
   int layers = 0;          // dense hidden layers (0: as many as stages), then the classifier
   bool processes = false;  // stages as forked processes over TCP (else threads, in-process transport)
-  bool pin = false;        // stage s on core s mod cores
+  bool pin = false;        // stage s on core (s + pin_offset) mod cores
+  int pin_offset = 0;      // which core stage 0 takes: swaps the stages' vCPUs (--pin-offset 1)
+  bool refine = true;      // the planner's cut refined on whole stages (planner.h), else summed
+  std::string cut;         // a fixed cut ("0-4,5-11"): no planning, the same stages in every run
   bool async_send = true;  // StageLinksOptions::async_send
   std::int64_t micro_batch = 32, width = 1024;
 };
@@ -166,6 +176,7 @@ struct Result {
   double images_per_s = 0, bubble = 0, bound = 0, update_ms = 0, peak_mb = 0;
   double cores_bound = 0;  // bound_bubble on this machine's cores
   double core_wait = 0;  // the stages' mean share of the step spent runnable without a core
+  std::vector<double> stage_cpu_ms;  // c_s: each stage's CPU time per micro-batch, outside the update
 };
 
 // The idle share a flushed pipeline of stages with per-micro-batch work c_s cannot avoid,
@@ -199,7 +210,8 @@ double bound_bubble(const std::vector<StageTotals>& t, int m, double cores) {
 // one forks its stages before it has run any engine), and the estimated ms per stage.
 struct BenchPlan {
   Partition partition;
-  std::vector<double> ms;
+  std::vector<double> ms;      // the plan's estimate per stage (whole stages timed, if refined)
+  std::vector<double> sum_ms;  // its layers' one-layer calibrations summed, for the same cut
 };
 
 BenchPlan plan(const Args& a) {
@@ -215,10 +227,23 @@ BenchPlan plan(const Args& a) {
       PlanOptions o;
       o.stages = a.stages;
       o.micro_batches = a.micro_batches;
-      const Plan p = plan_partition(costs, o);
+      const LayerCalibration what{model(a), Shape{a.width}, kClasses, 1, a.micro_batch, sgd(), lr()};
+      Plan p;
+      if (!a.cut.empty()) {
+        const Partition fixed = Partition::parse(a.cut);
+        if (fixed.stage_count() != a.stages || fixed.layer_count() != static_cast<int>(costs.size()))
+          throw std::runtime_error(fmt::format("--cut {}: expected {} stages over {} layers", a.cut, a.stages, costs.size()));
+        p = estimate(costs, fixed, o);
+        p.planned = false;
+        if (a.refine)
+          for (StageEstimate& s : p.stages) s.ms = calibrate_stage(what, engine, s.layers);
+      } else {
+        p = a.refine ? plan_partition(costs, o, [&](StageRange r, bool) { return calibrate_stage(what, engine, r); })
+                     : plan_partition(costs, o);
+      }
       fmt::print(stderr, "{}", p.table(costs));
       std::string line = p.partition.to_string();
-      for (const StageEstimate& s : p.stages) line += fmt::format(" {}", s.ms);
+      for (const StageEstimate& s : p.stages) line += fmt::format(" {} {}", s.ms, stage_ms(costs, s.layers, s.layers.end == static_cast<int>(costs.size())));
       bench::write_all(up[1], line + "\n");
     } catch (const std::exception& e) {
       fmt::print(stderr, "pipeline_bench: planning: {}\n", e.what());
@@ -235,7 +260,7 @@ BenchPlan plan(const Args& a) {
   std::string cut;
   if (!(in >> cut)) throw std::runtime_error("the planner's process sent no plan");
   p.partition = Partition::parse(cut);
-  for (double ms = 0; in >> ms;) p.ms.push_back(ms);
+  for (double ms = 0, sum = 0; in >> ms >> sum;) p.ms.push_back(ms), p.sum_ms.push_back(sum);
   return p;
 }
 
@@ -244,7 +269,7 @@ BenchPlan plan(const Args& a) {
 StageTotals run_stage(const Args& a, const Data& d, const Partition& part, config::PipelineSchedule schedule, int s,
                       StageLinks& links, double* total_s) {
   const int k = a.stages;
-  if (a.pin) pin_to_core(s);
+  if (a.pin) pin_to_core(s + a.pin_offset);
   EngineContext engine(EngineOptions{1, 1});
   StageModel sm({model(a), Shape{a.width}, kClasses, 1, part.stages[static_cast<std::size_t>(s)], s + 1 == k, a.micro_batch},
                 engine);
@@ -384,6 +409,7 @@ Result pipelined(const Args& a, const Data& d, const Partition& part, config::Pi
     r.core_wait += t.core_wait / t.wall / k;
   }
   r.bound = bound_bubble(totals, a.micro_batches, 0);
+  for (const StageTotals& t : totals) r.stage_cpu_ms.push_back(1000.0 * t.cpu_work() / a.steps / a.micro_batches);
   r.cores_bound = bound_bubble(totals, a.micro_batches, cores());
   return r;
 }
@@ -403,11 +429,13 @@ int run(const Args& a) {
     fmt::print("bench=pipeline model=mlp_{}x{} stages={} micro_batches={} schedule={} images_per_s={:.0f} "
                "single_images_per_s={:.0f} bubble={:.3f} ideal_bubble={:.3f} peak_activation_mb={:.2f} bound_bubble={:.3f} "
                "cores_bound_bubble={:.3f} cores={:.0f} plan_bound_bubble={:.3f} cut={} update_ms={:.2f} core_wait={:.3f} "
-               "stages_as={} async_send={}{}\n",
+               "stages_as={} async_send={} stage_cpu_ms={:.3f} plan_ms={:.3f} sum_ms={:.3f} refined={}{}\n",
                a.width, a.layers > 0 ? a.layers : a.stages, a.stages, a.micro_batches, config::to_string(schedule),
                r.images_per_s, single, r.bubble, ideal_bubble(a.stages, a.micro_batches), r.peak_mb, r.bound, r.cores_bound,
                cores(), bound_bubble(cut.ms, a.micro_batches), cut.partition.to_string(), r.update_ms, r.core_wait,
-               a.processes ? "processes" : "threads", a.async_send ? 1 : 0, a.pin ? " pinned=1" : "");
+               a.processes ? "processes" : "threads", a.async_send ? 1 : 0, fmt::join(r.stage_cpu_ms, ","),
+               fmt::join(cut.ms, ","), fmt::join(cut.sum_ms, ","), a.refine ? 1 : 0,
+               a.pin ? fmt::format(" pinned=1 pin_offset={}", a.pin_offset) : std::string());
   return 0;
 }
 
@@ -418,6 +446,10 @@ int main(int argc, char** argv) {
   trib::pipeline::Args a;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
+    if (k == "--cut") {
+      a.cut = argv[i + 1];
+      continue;
+    }
     const long v = std::stol(argv[i + 1]);
     if (k == "--stages") a.stages = static_cast<int>(v);
     else if (k == "--layers") a.layers = static_cast<int>(v);
@@ -427,6 +459,8 @@ int main(int argc, char** argv) {
     else if (k == "--steps") a.steps = static_cast<int>(v);
     else if (k == "--processes") a.processes = v != 0;
     else if (k == "--pin") a.pin = v != 0;
+    else if (k == "--pin-offset") a.pin_offset = static_cast<int>(v);
+    else if (k == "--refine") a.refine = v != 0;
     else if (k == "--async-send") a.async_send = v != 0;
     else {
       fmt::print(stderr, "pipeline_bench: unknown option {}\n", k);

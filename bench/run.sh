@@ -16,6 +16,7 @@ BENCHES=(
   "allreduce_bench"
   "allreduce_train_bench"
   "pipeline_bench"
+  "pipeline_vcpu_bench 3"
   "sweep_bench"
   "chaos_allreduce_bench"
   "chaos_allreduce_bench --kill-worker 0"

@@ -99,12 +99,34 @@ std::vector<LayerCost> calibrate(const LayerCalibration& w, const EngineContext&
   return out;
 }
 
+double calibrate_stage(const LayerCalibration& w, const EngineContext& engine, StageRange range) {
+  const bool last = range.end == static_cast<int>(w.model->layers().size());
+  StageModel sm({w.model, w.input, w.classes, w.seed, range, last, w.micro_batch}, engine);
+  VariableStore vars;
+  sm.initialize(vars);
+  const Tensor input = filled(sm.input_spec(), 0.1f);
+  const Tensor target = last ? Tensor::zeros(DType::i32, Shape{w.micro_batch}) : filled(sm.output_spec(), 0.01f);
+  GradientSum sum;
+  // First run: allocation, kernel choice; its gradient is the sum the timed runs add onto.
+  if (!last) sm.forward(input, vars, 1);
+  std::vector<update::GradTensor> first = sm.backward(input, target, vars, 1).grads;
+  sum.add(first);
+  return fastest_ms(single_threaded(engine), [&] {
+    if (!last) sm.forward(input, vars, 2);
+    std::vector<update::GradTensor> g = sm.backward(input, target, vars, 2).grads;
+    sum.add(g);
+  });
+}
+
+LayerCalibration layer_calibration(const config::JobConfig& job) {
+  return LayerCalibration{config::build_model(job.model), Shape(job.model.input), job.model.classes,
+                          job.training.seed, job.training.batch / job.strategy.micro_batches,
+                          make_optimizer(job.optimizer), make_schedule(job.schedule)};
+}
+
 std::vector<LayerCost> calibrate(const config::JobConfig& job) {
   EngineContext engine(EngineOptions{job.threads.intra, job.threads.inter});
-  return calibrate(LayerCalibration{config::build_model(job.model), Shape(job.model.input), job.model.classes,
-                                    job.training.seed, job.training.batch / job.strategy.micro_batches,
-                                    make_optimizer(job.optimizer), make_schedule(job.schedule)},
-                   engine);
+  return calibrate(layer_calibration(job), engine);
 }
 
 }  // namespace trib::pipeline

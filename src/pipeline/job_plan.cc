@@ -19,7 +19,10 @@ Plan plan_for_job(const config::JobConfig& job, const std::function<void(const s
                  "strategy.memory_mb {}: stage {} as the layers' stage: values make it needs {:.1f} MB", s.memory_mb, st,
                  plan.stages[st].mb);
   } else {
-    plan = plan_partition(costs, o);
+    // Refined on whole stages, timed as calibrate times layers (one-thread engine: CPU time).
+    EngineContext engine(EngineOptions{job.threads.intra, job.threads.inter});
+    const LayerCalibration what = layer_calibration(job);
+    plan = plan_partition(costs, o, [&](StageRange r, bool) { return calibrate_stage(what, engine, r); });
   }
   if (print) print(plan.table(costs));
   return plan;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include "trib/core/error.h"
 #include "trib/pipeline/schedule.h"
@@ -98,6 +100,36 @@ Plan plan_partition(const std::vector<LayerCost>& costs, const PlanOptions& o) {
         o.memory_mb, layers, o.stages, smallest));
   }
   return estimate(costs, partition, o);
+}
+
+Plan plan_partition(const std::vector<LayerCost>& costs, const PlanOptions& o, const StageTimer& timer) {
+  const Plan summed = plan_partition(costs, o);
+  if (!timer || o.stages < 1) return summed;
+  const int layers = static_cast<int>(costs.size());
+  // The candidate stages: from a summed cut point moved by up to kRefineShift to the next one
+  // moved likewise (the model's ends stay where they are).
+  std::vector<int> bounds{0};
+  for (const StageEstimate& s : summed.stages) bounds.push_back(s.layers.end);
+  std::map<std::pair<int, int>, double> measured;
+  for (int k = 0; k < o.stages; ++k)
+    for (int db = -kRefineShift; db <= kRefineShift; ++db)
+      for (int de = -kRefineShift; de <= kRefineShift; ++de) {
+        const int b = k == 0 ? 0 : bounds[static_cast<std::size_t>(k)] + db;
+        const int e = k + 1 == o.stages ? layers : bounds[static_cast<std::size_t>(k + 1)] + de;
+        // Stage k needs k layers before it and K - 1 - k after it.
+        if (b < k || e > layers - (o.stages - 1 - k) || b >= e || measured.count({b, e})) continue;
+        measured[{b, e}] = timer(StageRange{b, e}, e == layers);
+      }
+  auto time = [&](StageRange r, int s) {
+    const auto it = measured.find({r.begin, r.end});
+    if (it == measured.end() || (o.memory_mb > 0 && stage_memory_mb(costs, r, s, o) > o.memory_mb)) return kInf;
+    return it->second;
+  };
+  auto cut = [&](int i) { return static_cast<double>(costs[static_cast<std::size_t>(i)].input_bytes); };
+  const Partition partition = min_max_cut(layers, o.stages, time, cut).first;
+  Plan plan = estimate(costs, partition, o);
+  for (StageEstimate& s : plan.stages) s.ms = measured.at({s.layers.begin, s.layers.end});
+  return plan;
 }
 
 std::string Plan::table(const std::vector<LayerCost>& costs) const {

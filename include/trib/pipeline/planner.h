@@ -66,6 +66,22 @@ double stage_memory_mb(const std::vector<LayerCost>& costs, StageRange r, int st
 // points). InvalidArgument when no partition meets the limit, naming the smallest that would.
 Plan plan_partition(const std::vector<LayerCost>& costs, const PlanOptions& options);
 
+// A whole stage's measured ms per micro-batch (its layers run as one stage, the last one
+// without a separate forward pass): calibrate_stage below, or a test's stand-in.
+using StageTimer = std::function<double(StageRange range, bool last)>;
+
+// How far the refinement moves each cut point, in layers, either way.
+constexpr int kRefineShift = 2;
+
+// The same, refined by timing whole stages: the summed plan's cut points, each moved up to
+// kRefineShift layers either way, give the candidate stages; each is timed once by `timer`,
+// and the cut is chosen again among them on their measured ms (which the plan then reports).
+// A stage's passes are not the sum of its layers' passes measured apart (the layers' weights
+// and activations stay in cache between them; each one-layer run pays its own fixed costs),
+// and the cut needs stages equal within a few %. The summed plan stays a candidate, so the
+// memory limit is met as without a timer; the timer runs O(K * (2 kRefineShift + 1)^2) times.
+Plan plan_partition(const std::vector<LayerCost>& costs, const PlanOptions& options, const StageTimer& timer);
+
 // The estimates for a given partition (a manual one, to print it the same way).
 Plan estimate(const std::vector<LayerCost>& costs, const Partition& partition, const PlanOptions& options);
 
@@ -91,6 +107,15 @@ std::vector<LayerCost> calibrate(const LayerCalibration& what, const EngineConte
 // The same for a job's model at micro-batch training.batch / micro_batches, on an engine of
 // the job's threads.
 std::vector<LayerCost> calibrate(const config::JobConfig& job);
+
+// One whole stage, the layers `range` of `what`'s model: its forward pass (none on the last
+// stage), its backward pass and its gradient sum, timed together as one run, the fastest of a
+// few (in the thread's CPU time on an engine of one thread, as calibrate does). ms per
+// micro-batch.
+double calibrate_stage(const LayerCalibration& what, const EngineContext& engine, StageRange range);
+
+// What calibrate(job) measures, as a LayerCalibration.
+LayerCalibration layer_calibration(const config::JobConfig& job);
 
 // What the job runs: its `stage:` values if any, else the planner's cut of the calibrated
 // layers. Either way checked against strategy.memory_mb and printed with `print`

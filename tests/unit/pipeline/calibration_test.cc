@@ -35,5 +35,20 @@ TEST(PlannerCalibration, MeasuresEachLayersPassesAndSizes) {
   EXPECT_EQ(c[2].output_bytes, 8 * 4 * 4);
 }
 
+TEST(PlannerCalibration, TimesWholeStagesBeforeAndAtTheEnd) {
+  auto model = std::make_shared<nn::Sequential>();
+  for (int i = 0; i < 3; ++i) model->add(std::make_shared<nn::Dense>(nn::DenseOptions{.units = 32, .activation = nn::Activation::relu}));
+  model->add(std::make_shared<nn::Dense>(nn::DenseOptions{.units = 4}));
+  EngineContext engine(EngineOptions{1, 1});
+  const LayerCalibration what{model, Shape{16}, 4, 1, 8, make_optimizer(OptimizerConfig{}), make_schedule(ScheduleConfig{})};
+  // A stage before the last (its own forward pass, an output gradient in) and the last (the
+  // loss on labels): both build and run; their time is the machine's, only its sign is asserted.
+  for (const StageRange r : {StageRange{0, 2}, StageRange{2, 4}, StageRange{0, 4}}) {
+    const double ms = calibrate_stage(what, engine, r);
+    EXPECT_GT(ms, 0) << r.begin << "-" << r.end;
+    EXPECT_LT(ms, 1e6) << r.begin << "-" << r.end;
+  }
+}
+
 }  // namespace
 }  // namespace trib::pipeline

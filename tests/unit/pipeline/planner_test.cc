@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "trib/core/error.h"
 #include "trib/pipeline/planner.h"
 
@@ -93,6 +96,52 @@ TEST(Planner, TheLastStageRunsNoSeparateForwardPass) {
   EXPECT_DOUBLE_EQ(p.stages[0].ms, 3);
   EXPECT_DOUBLE_EQ(p.stages[1].ms, 4.5);
   EXPECT_DOUBLE_EQ(stage_ms(c, {1, 4}, false), 7.5);  // the same layers before the last stage
+}
+
+TEST(Planner, WholeStageTimesAreWhatThePlanReports) {
+  // Six 1 ms layers: summed, 0-2 | 3-5 is even (3 ms each). Timed as whole stages, a stage
+  // holding layer 3 costs 2 ms more: the cut stays (3 | 5 beats 4 + 2 | 2), and the plan
+  // reports the 5 ms timed, not the 3 ms summed.
+  std::vector<LayerCost> c(6, layer("x", 1, 0));
+  std::vector<std::pair<int, int>> timed;
+  const StageTimer timer = [&](StageRange r, bool last) {
+    EXPECT_EQ(last, r.end == 6);
+    timed.emplace_back(r.begin, r.end);
+    return stage_ms(c, r, last) + (r.begin <= 3 && 3 < r.end ? 2.0 : 0.0);
+  };
+  EXPECT_EQ(plan_partition(c, options(2)).partition.to_string(), "0-2,3-5");
+  Plan p = plan_partition(c, options(2), timer);
+  EXPECT_EQ(p.partition.to_string(), "0-2,3-5");
+  EXPECT_DOUBLE_EQ(p.stages[1].ms, 5);            // the plan reports what was timed
+  // Only stages around the summed cut (at 3, moved by up to kRefineShift) are timed, once each.
+  std::sort(timed.begin(), timed.end());
+  EXPECT_EQ(std::unique(timed.begin(), timed.end()), timed.end());
+  for (const auto& [b, e] : timed) EXPECT_TRUE((b == 0 && e >= 1 && e <= 5) || (e == 6 && b >= 1 && b <= 5)) << b << "-" << e;
+  EXPECT_EQ(timed.size(), 10u);
+}
+
+TEST(Planner, WholeStageTimesMoveTheCut) {
+  // Summed, 0-2 | 3-5 (3 and 3 ms). Timed whole at 0.6 ms a layer before the cut and 0.5
+  // after, the cut stays (1.8 | 1.5, against 2.4 | 1.0 one layer later); at 0.5 before and
+  // 1.0 after, it moves one layer right (2 | 2, against 1.5 | 3 at the summed cut).
+  std::vector<LayerCost> c(6, layer("x", 1, 0));
+  const StageTimer timer = [&](StageRange r, bool last) { return last ? 0.5 * r.size() : 0.6 * r.size(); };
+  Plan p = plan_partition(c, options(2), timer);
+  EXPECT_EQ(p.partition.to_string(), "0-2,3-5");
+  const StageTimer first_cheap = [&](StageRange r, bool last) { return last ? 1.0 * r.size() : 0.5 * r.size(); };
+  p = plan_partition(c, options(2), first_cheap);
+  EXPECT_EQ(p.partition.to_string(), "0-3,4-5");
+  EXPECT_DOUBLE_EQ(p.stages[0].ms, 2);
+  EXPECT_DOUBLE_EQ(p.stages[1].ms, 2);
+}
+
+TEST(Planner, WholeStageTimesKeepTheMemoryLimit) {
+  // The timer would prefer 0-1 | 2-2, which the limit forbids (as in TheMemoryLimitMovesTheCut).
+  std::vector<LayerCost> c{layer("a", 1, 6), layer("b", 1, 6), layer("c", 2, 1)};
+  const StageTimer timer = [&](StageRange r, bool) { return r.begin == 0 && r.end == 2 ? 0.1 : 10.0 * r.size(); };
+  Plan p = plan_partition(c, options(2, 20), timer);
+  EXPECT_EQ(p.partition.to_string(), "0-0,1-2");
+  for (const StageEstimate& s : p.stages) EXPECT_LE(s.mb, 20);
 }
 
 TEST(Planner, TheTableNamesStagesLayersAndCuts) {
