@@ -1,8 +1,13 @@
 // Test-only fault injection for what a test cannot time from outside a process: a parameter
-// server lost in the middle of the chief's final checkpoint gather, a window of milliseconds.
+// server lost in the middle of the chief's final checkpoint gather, a window of milliseconds;
+// a relaunched server whose copy of a shard does not arrive before the shard's second loss.
 // TRIB_TEST_FAULT=ps-lost-at-final-gather:I makes server I kill itself (SIGKILL, as kill -9)
 // when the chief asks it for part 1 of its state once every worker is done, after answering
 // part 0. Only the first process of index I does (a relaunched one serves normally).
+// TRIB_TEST_FAULT=ps-copy-held:I (strategy.ps_replicas: 1): a relaunched server I does not take
+// the first copy of each shard it backs up: it holds that snapshot frame 30 s, printing a line
+// when it arrives, and refuses it (a second loss of the shard within that window finds no copy
+// of it anywhere). A later copy (from a new primary) is taken as usual.
 //
 // Compiled in only where the tests are built (TRIB_FAULT_HOOKS, from BUILD_TESTING): the
 // builds that `make train`, `make bench` and a release use ignore the variable.
@@ -22,5 +27,7 @@ inline constexpr const char* kFaultVariable = "TRIB_TEST_FAULT";
 // What server `index` runs before each request, or empty (the usual case). `relaunched`: a
 // server of this index served before this process. Bad text in the variable fails naming it.
 std::function<void(const net::Message&)> ps_fault_hook(int index, bool relaunched, const ps::PsServer& server);
+// What server `index`'s backup of `shard` runs before each frame or request, or empty.
+std::function<void(const net::Message&)> backup_fault_hook(int index, bool relaunched, int shard);
 
 }  // namespace trib::app

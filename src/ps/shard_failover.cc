@@ -25,19 +25,32 @@ net::Message ShardFailover::call(int ps, const net::Message& m, const net::Reque
   const auto p = static_cast<std::size_t>(ps);
   // A shard may move more than once (its acting primary lost in turn, once a relaunched
   // server holds a copy); each failure of this request moves it on at most this often.
+  std::string moved;  // why the shard moved to its backup, said once the backup served it
   for (int moves = 0;; ++moves) {
     try {
-      return (*servers_)[p]->call(m, options);
+      net::Message reply = (*servers_)[p]->call(m, options);
+      if (!moved.empty() && log_)
+        log_(fmt::format("worker {}: parameter server {} lost ({}); its backup takes over, no rollback", worker_, ps,
+                         moved));
+      return reply;
     } catch (const Unavailable& e) {
-      if (!backup_ || moves == kMaxMoves) throw;
+      if (!backup_) throw;
+      if (moves == kMaxMoves) {
+        // Lost again before a relaunched server held the shard's copy: no copy of the shard
+        // is left, so the job goes back to its newest checkpoint (PsUpdate::recover).
+        if (log_)
+          log_(fmt::format("worker {}: parameter server {} lost, and no backup of its shard holds a copy ({}): the shard "
+                           "falls back to the automatic restore from the newest checkpoint",
+                           worker_, ps, e.what()));
+        (*servers_)[p]->close();  // a lost server: the restore reconnects the shard
+        throw;
+      }
       // Closed first: a fenced primary's connection is still open, and the backup's dial
       // reuses an open connection.
       (*servers_)[p]->close();
       (*servers_)[p] = backup_(ps, kDialTimeout);
       failed_over_[p] = 1;
-      if (log_)
-        log_(fmt::format("worker {}: parameter server {} lost ({}); its backup takes over, no rollback", worker_, ps,
-                         e.what()));
+      if (moved.empty()) moved = e.what();
     }
   }
 }

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <regex>
 
 #include <fmt/format.h>
@@ -60,10 +62,16 @@ TribRun run_losing_chief_and_server(const fs::path& out, int replicas) {
   EXPECT_EQ(r.output.find("relaunching (2 of 3)"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("not relaunched in place"), std::string::npos) << r.output;
-  // The new chief took the run back at a checkpoint of this run.
+  // The new chief took the run back at a checkpoint of this run, in one restore of the job
+  // (the server's loss needs none of its own: relaunched, it is one of the servers restored;
+  // taken over by its backup, it lost nothing).
   EXPECT_TRUE(std::regex_search(r.output, std::regex("worker 0: relaunched in place of the lost chief; takes the run "
-                                                     "back at step [0-9]+")))
+                                                     "back at step [0-9]+ \\(" + out.string() + "/checkpoints/ckpt-[0-9]+\\)")))
       << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("parameter server restores: 1\n.*worker 0 \\(the chief\\) lost: "
+                                                     "back to step [0-9]+")))
+      << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("steps redone in all: [0-9]+"))) << r.output;
   return r;
 }
 
@@ -99,6 +107,13 @@ TEST(PsChiefAndServerLost, WithBackupsTheShardIsTakenOverAndOnlyTheChiefsRestore
       << r.output;
   EXPECT_TRUE(r.output.find("done: test accuracy") != std::string::npos) << r.output;
   EXPECT_EQ(testing::newest_checkpoint(out), kSteps) << r.output;
+  // Each push applied once on each shard: shard 1, taken over, applied as many as shard 0,
+  // which never moved (one more on one of them at most, for the chief killed between its
+  // pushes to the two servers). The counts include the steps the chief's rollback redid, so
+  // each is at least every step of both workers.
+  const long u0 = updates(r.output, 0), u1 = updates(r.output, 1);
+  EXPECT_LE(std::abs(u0 - u1), 1) << r.output;
+  EXPECT_GE(std::min(u0, u1), pushes_per_shard(4)) << r.output;
   EXPECT_NEAR(final_accuracy(r.output), fault_free_accuracy(), 0.01) << r.output;
   fs::remove_all(out);
 }
