@@ -25,14 +25,9 @@ net::Message ShardFailover::call(int ps, const net::Message& m, const net::Reque
   const auto p = static_cast<std::size_t>(ps);
   // A shard may move more than once (its acting primary lost in turn, once a relaunched
   // server holds a copy); each failure of this request moves it on at most this often.
-  std::string moved;  // why the shard moved to its backup, said once the backup served it
   for (int moves = 0;; ++moves) {
     try {
-      net::Message reply = (*servers_)[p]->call(m, options);
-      if (!moved.empty() && log_)
-        log_(fmt::format("worker {}: parameter server {} lost ({}); its backup takes over, no rollback", worker_, ps,
-                         moved));
-      return reply;
+      return (*servers_)[p]->call(m, options);
     } catch (const Unavailable& e) {
       if (!backup_) throw;
       if (moves == kMaxMoves) {
@@ -50,7 +45,9 @@ net::Message ShardFailover::call(int ps, const net::Message& m, const net::Reque
       (*servers_)[p]->close();
       (*servers_)[p] = backup_(ps, kDialTimeout);
       failed_over_[p] = 1;
-      if (moved.empty()) moved = e.what();
+      if (log_)
+        log_(fmt::format("worker {}: parameter server {} lost ({}); its backup takes over, no rollback", worker_, ps,
+                         e.what()));
     }
   }
 }

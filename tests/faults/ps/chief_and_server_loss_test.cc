@@ -38,9 +38,10 @@ int count(const std::string& text, const std::regex& re) {
 
 // Runs the replica job with `replicas`, killing worker 0 and server 1 together once the chief
 // reports step 100 (checkpoints at 50 and 100 are written by then, or being written).
-TribRun run_losing_chief_and_server(const fs::path& out, int replicas) {
+TribRun run_losing_chief_and_server(const fs::path& out, int replicas, int workers = 2) {
   std::vector<std::string> args = job(out);
-  args.insert(args.end(), {"--set", fmt::format("strategy.ps_replicas={}", replicas)});
+  args.insert(args.end(), {"--set", fmt::format("strategy.ps_replicas={}", replicas), "--set",
+                           fmt::format("cluster.workers={}", workers)});
   std::string ps1, worker0;
   bool killed = false;
   TribRun r = run_trib(args, std::chrono::seconds(300), [&](const std::string& line, testing::Trib&) {
@@ -115,6 +116,21 @@ TEST(PsChiefAndServerLost, WithBackupsTheShardIsTakenOverAndOnlyTheChiefsRestore
   EXPECT_LE(std::abs(u0 - u1), 1) << r.output;
   EXPECT_GE(std::min(u0, u1), pushes_per_shard(4)) << r.output;
   EXPECT_NEAR(final_accuracy(r.output), fault_free_accuracy(), 0.01) << r.output;
+  fs::remove_all(out);
+}
+
+// With no other worker, nobody moves server 1's shard to its backup before the relaunched
+// chief dials it: the chief tried the shard's dead address until the join timeout and the job
+// ended ("parameter server 1 did not come back within 60 s"). It now dials the shard's backup.
+TEST(PsChiefAndServerLost, WithBackupsAndNoOtherWorkerTheRelaunchedChiefFindsTheShardAtItsBackup) {
+  fs::path out = testing::fresh_path("faults", "ps_chief_server_alone");
+  TribRun r = run_losing_chief_and_server(out, 1, 1);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("did not come back"), std::string::npos) << r.output;
+  std::smatch done;
+  ASSERT_TRUE(std::regex_search(r.output, done, std::regex("done: test accuracy [0-9.]+, test loss [0-9.]+, ([0-9]+) steps")))
+      << r.output;
+  EXPECT_EQ(testing::newest_checkpoint(out), std::stoi(done[1])) << r.output;
   fs::remove_all(out);
 }
 
