@@ -1,11 +1,10 @@
 #include "app/ps_replica_role.h"
 
-#include "app/fault_hooks.h"
-
 #include <map>
 #include <mutex>
 #include <thread>
 
+#include "app/fault_hooks.h"
 #include "ps/replica_wire.h"
 #include "trib/net/host_port.h"
 #include "trib/ps/data_claim.h"
