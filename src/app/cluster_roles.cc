@@ -231,6 +231,8 @@ void add_generation(monitor::MetricsRegistry& registry, const cluster::Member& m
 }  // namespace
 
 int run_ps_role(const RoleArgs& args, const Log& log) {
+  // Bad text fails before joining: once a member, its loss could end the job first.
+  check_fault_variable();
   std::unique_ptr<cluster::Member> member = join("ps", args, log);
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");

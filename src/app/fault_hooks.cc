@@ -47,6 +47,12 @@ Fault parse_fault() {
 
 }  // namespace
 
+void check_fault_variable() {
+#if TRIB_FAULT_HOOKS
+  (void)parse_fault();
+#endif
+}
+
 std::function<void(const net::Message&)> ps_fault_hook(int index, bool relaunched, const ps::PsServer& server) {
 #if TRIB_FAULT_HOOKS
   const Fault f = parse_fault();

@@ -24,6 +24,10 @@ namespace trib::app {
 // The environment variable a test sets.
 inline constexpr const char* kFaultVariable = "TRIB_TEST_FAULT";
 
+// Fails naming the variable if its text is not one of the faults above (a process checks it
+// before it joins the job: a member lost first would end the job before the line is printed).
+void check_fault_variable();
+
 // What server `index` runs before each request, or empty (the usual case). `relaunched`: a
 // server of this index served before this process. Bad text in the variable fails naming it.
 std::function<void(const net::Message&)> ps_fault_hook(int index, bool relaunched, const ps::PsServer& server);
