@@ -3,35 +3,64 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "ps/ps_wire.h"
+#include "ps/replica_wire.h"
 #include "trib/core/error.h"
 
 namespace trib::app {
 namespace {
 
+#if TRIB_FAULT_HOOKS
 constexpr const char* kAllreduceChiefLostAtFinalCheckpoint = "allreduce-chief-lost-at-final-checkpoint";
 
-}  // namespace
+struct Fault {
+  // "ps-lost-at-final-gather", "ps-copy-held" (with a server index) or
+  // kAllreduceChiefLostAtFinalCheckpoint; empty: none
+  std::string kind;
+  int index = -1;
+};
 
-std::function<void(const net::Message&)> ps_fault_hook(int index, bool relaunched, const ps::PsServer& server) {
-#if TRIB_FAULT_HOOKS
+// The variable's fault, or none; bad text fails naming the variable.
+Fault parse_fault() {
   const char* value = std::getenv(kFaultVariable);
   if (value == nullptr || *value == '\0') return {};
   const std::string text = value;
-  const std::string prefix = "ps-lost-at-final-gather:";
-  if (text == kAllreduceChiefLostAtFinalCheckpoint) return {};  // a worker's (allreduce_fault_hook)
-  int target = -1;
-  try {
-    if (text.starts_with(prefix)) target = std::stoi(text.substr(prefix.size()));
-  } catch (const std::exception&) {
+  if (text == kAllreduceChiefLostAtFinalCheckpoint) return {text, 0};
+  Fault f;
+  for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held"}) {
+    const std::string prefix = std::string(kind) + ":";
+    try {
+      if (text.starts_with(prefix)) f = {kind, std::stoi(text.substr(prefix.size()))};
+    } catch (const std::exception&) {
+    }
   }
-  TRIB_CHECK(target >= 0, InvalidArgument, "{}={}: expected ps-lost-at-final-gather:INDEX", kFaultVariable, text);
-  if (target != index || relaunched) return {};
+  TRIB_CHECK(f.index >= 0, InvalidArgument, "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX or {}",
+             kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint);
+  return f;
+}
+#endif
+
+}  // namespace
+
+void check_fault_variable() {
+#if TRIB_FAULT_HOOKS
+  (void)parse_fault();
+#endif
+}
+
+std::function<void(const net::Message&)> ps_fault_hook(int index, bool relaunched, const ps::PsServer& server) {
+#if TRIB_FAULT_HOOKS
+  const Fault f = parse_fault();
+  if (f.kind != "ps-lost-at-final-gather" || f.index != index || relaunched) return {};
   const ps::PsServer* s = &server;
   return [s, index](const net::Message& m) {
     if (m.method != ps::proto::kPsMethod) return;
@@ -51,15 +80,34 @@ std::function<void(const net::Message&)> ps_fault_hook(int index, bool relaunche
 #endif
 }
 
+std::function<void(const net::Message&)> backup_fault_hook(int index, bool relaunched, int shard) {
+#if TRIB_FAULT_HOOKS
+  const Fault f = parse_fault();
+  if (f.kind != "ps-copy-held" || f.index != index || !relaunched) return {};
+  auto held = std::make_shared<std::atomic<bool>>(false);
+  return [index, shard, held](const net::Message& m) {
+    if (m.method != ps::replica::kReplicaMethod) return;
+    std::string_view body;
+    if (ps::replica::decode_head(m.body, body).kind != ps::replica::Kind::snapshot) return;
+    if (held->exchange(true)) return;  // only the first copy: a later one (a new primary's) is taken
+    std::fprintf(stderr, "%s: ps %d holds back its copy of shard %d\n", kFaultVariable, index, shard);
+    std::fflush(nullptr);
+    // Long enough for the test to kill the shard's server meanwhile; then the copy is refused.
+    std::this_thread::sleep_for(std::chrono::seconds(30));
+    throw Unavailable(fmt::format("{}: ps {} held back its copy of shard {}", kFaultVariable, index, shard));
+  };
+#else
+  (void)index;
+  (void)relaunched;
+  (void)shard;
+  return {};
+#endif
+}
+
 std::function<void()> allreduce_fault_hook(int index, bool relaunched) {
 #if TRIB_FAULT_HOOKS
-  const char* value = std::getenv(kFaultVariable);
-  if (value == nullptr || *value == '\0') return {};
-  const std::string text = value;
-  if (text.starts_with("ps-lost-at-final-gather:")) return {};  // a server's (ps_fault_hook)
-  TRIB_CHECK(text == kAllreduceChiefLostAtFinalCheckpoint, InvalidArgument, "{}={}: expected {}", kFaultVariable, text,
-             kAllreduceChiefLostAtFinalCheckpoint);
-  if (index != 0 || relaunched) return {};
+  const Fault f = parse_fault();
+  if (f.kind != kAllreduceChiefLostAtFinalCheckpoint || index != 0 || relaunched) return {};
   return [] {
     std::fprintf(stderr, "%s: worker 0 is lost after the run's last exchange (kill -9)\n", kFaultVariable);
     std::fflush(nullptr);

@@ -1,8 +1,13 @@
 // Test-only fault injection for what a test cannot time from outside a process: a parameter
-// server lost in the middle of the chief's final checkpoint gather, a window of milliseconds.
+// server lost in the middle of the chief's final checkpoint gather, a window of milliseconds;
+// a relaunched server whose copy of a shard does not arrive before the shard's second loss.
 // TRIB_TEST_FAULT=ps-lost-at-final-gather:I makes server I kill itself (SIGKILL, as kill -9)
 // when the chief asks it for part 1 of its state once every worker is done, after answering
 // part 0. Only the first process of index I does (a relaunched one serves normally).
+// TRIB_TEST_FAULT=ps-copy-held:I (strategy.ps_replicas: 1): a relaunched server I does not take
+// the first copy of each shard it backs up: it holds that snapshot frame 30 s, printing a line
+// when it arrives, and refuses it (a second loss of the shard within that window finds no copy
+// of it anywhere). A later copy (from a new primary) is taken as usual.
 //
 // TRIB_TEST_FAULT=allreduce-chief-lost-at-final-checkpoint makes worker 0 of an allreduce job
 // kill itself (SIGKILL) right after the run's last step's exchange, before its final
@@ -23,9 +28,15 @@ namespace trib::app {
 // The environment variable a test sets.
 inline constexpr const char* kFaultVariable = "TRIB_TEST_FAULT";
 
+// Fails naming the variable if its text is not one of the faults above (a process checks it
+// before it joins the job: a member lost first would end the job before the line is printed).
+void check_fault_variable();
+
 // What server `index` runs before each request, or empty (the usual case). `relaunched`: a
 // server of this index served before this process. Bad text in the variable fails naming it.
 std::function<void(const net::Message&)> ps_fault_hook(int index, bool relaunched, const ps::PsServer& server);
+// What server `index`'s backup of `shard` runs before each frame or request, or empty.
+std::function<void(const net::Message&)> backup_fault_hook(int index, bool relaunched, int shard);
 
 // What allreduce worker `index` runs right after the run's last step's exchange, or empty (the
 // usual case). `relaunched`: a chief relaunched in place. Bad text in the variable fails naming it.

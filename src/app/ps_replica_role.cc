@@ -4,6 +4,7 @@
 #include <mutex>
 #include <thread>
 
+#include "app/fault_hooks.h"
 #include "ps/replica_wire.h"
 #include "trib/net/host_port.h"
 #include "trib/ps/data_claim.h"
@@ -76,7 +77,9 @@ std::unique_ptr<PsReplicaRole> start_ps_replica(cluster::Member& member, ps::PsS
     serving.max_frame_bytes = std::min(serving.max_frame_bytes, 6 * request + ps::replica::kFixedBytes +
                                                                     ps::replica::kMaxAddressBytes + (16u << 20));
     net::Handlers h;
-    h.on_request = [backup](net::Message msg, const net::PeerIdentity& from) {
+    h.on_request = [backup, fault = backup_fault_hook(s.index, s.relaunched, shard)](net::Message msg,
+                                                                                 const net::PeerIdentity& from) {
+      if (fault) fault(msg);  // tests only (app/fault_hooks.h)
       return backup->handle(std::move(msg), from);
     };
     h.on_close = [backup](const net::PeerIdentity& peer, std::string_view) { backup->connection_closed(peer); };

@@ -17,7 +17,12 @@ net::Message PsBackup::handle(net::Message m, const net::PeerIdentity& from) {
   if (m.method == replica::kReplicaMethod) return apply_frame(m);
   if (!acting_.load()) {
     std::lock_guard lock(takeover_mu_);
-    if (!acting_.load()) take_over_locked(from);
+    if (!acting_.load()) {
+      if (!copied_.load() && is_restore(m))
+        take_over_from_restore_locked(from);
+      else
+        take_over_locked(from);
+    }
   }
   return server_.handle(std::move(m), from);
 }
@@ -39,6 +44,38 @@ void PsBackup::take_over_locked(const net::PeerIdentity& from) {
     log_(fmt::format("ps {}'s backup: {} came here (its connection to ps {} closed); taking over the shard with "
                      "no rollback (epoch {})",
                      shard_, from.to_string(), shard_, next));
+  if (taken_over_) taken_over_();
+}
+
+bool PsBackup::is_restore(const net::Message& m) {
+  if (m.method != proto::kPsMethod) return false;
+  try {
+    return proto::decode(m.body).type() == proto::Type::restore;
+  } catch (const Error&) {
+    return false;  // malformed: refused as any request before the copy
+  }
+}
+
+void PsBackup::take_over_from_restore_locked(const net::PeerIdentity& from) {
+  // The shard's primary was lost before this backup received its copy, and the shard's
+  // other copy with it: the chief restores the shard here from its newest checkpoint (in a
+  // generation newer than every request, so the whole job rolls back to it). The shard's
+  // next free epoch: earlier takeovers may have claimed the ones after this backup's.
+  std::int64_t next = server_.epoch() + 1;
+  constexpr int kMaxEpochTries = 64;
+  for (int tries = 1; claim_ && !claim_(next); ++tries, ++next)
+    TRIB_CHECK(tries < kMaxEpochTries, Unavailable, "ps {}'s backup cannot claim an epoch of the shard (up to {})",
+               shard_, next);
+  server_.set_epoch(next);
+  if (forward_) server_.set_forward(forward_);
+  server_.take_over();
+  copied_.store(true);
+  acting_.store(true);
+  if (log_)
+    log_(fmt::format("ps {}'s backup: holds no copy of the shard (its primary was lost before the copy arrived); "
+                     "{} restores the shard here from the newest checkpoint: taking the shard over with the job's "
+                     "rollback (epoch {})",
+                     shard_, from.to_string(), next));
   if (taken_over_) taken_over_();
 }
 

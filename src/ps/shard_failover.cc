@@ -29,7 +29,17 @@ net::Message ShardFailover::call(int ps, const net::Message& m, const net::Reque
     try {
       return (*servers_)[p]->call(m, options);
     } catch (const Unavailable& e) {
-      if (!backup_ || moves == kMaxMoves) throw;
+      if (!backup_) throw;
+      if (moves == kMaxMoves) {
+        // Lost again before a relaunched server held the shard's copy: no copy of the shard
+        // is left, so the job goes back to its newest checkpoint (PsUpdate::recover).
+        if (log_)
+          log_(fmt::format("worker {}: parameter server {} lost, and no backup of its shard holds a copy ({}): the shard "
+                           "falls back to the automatic restore from the newest checkpoint",
+                           worker_, ps, e.what()));
+        (*servers_)[p]->close();  // a lost server: the restore reconnects the shard
+        throw;
+      }
       // Closed first: a fenced primary's connection is still open, and the backup's dial
       // reuses an open connection.
       (*servers_)[p]->close();

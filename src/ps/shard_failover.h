@@ -5,8 +5,10 @@
 // forwarded before dying carries the sequence number the backup has already seen, and is
 // answered without being applied twice. A shard fails over again when its acting primary is
 // lost in turn (a relaunched server holds the new copy, published under the same key), or
-// answers Unavailable because it was fenced (replaced while cut off). A lost backup that
-// holds no copy is a lost server (PsUpdate's restore, if enabled).
+// answers Unavailable because it was fenced (replaced while cut off). A backup that holds no
+// copy yet (the shard lost again before a relaunched server received it) is a lost server:
+// the request fails, saying the shard falls back to PsUpdate's restore, in which the chief
+// restores the shard at such a backup from the newest checkpoint.
 #pragma once
 
 #include <chrono>

@@ -21,6 +21,8 @@ namespace {
 
 // Between tries while a relaunched server is not reachable yet, or a restore not announced.
 constexpr std::chrono::milliseconds kRetryPause{100};
+// With backups: how long a shard's published address is tried before its backup is.
+constexpr std::chrono::milliseconds kShardAddressTry{1000};
 // What a relaunched chief's restore names as lost (in every worker's rewind line and the report).
 constexpr const char* kChiefLost = "worker 0 (the chief)";
 
@@ -48,11 +50,31 @@ std::optional<update::Rewind> PsUpdate::take_rewind() {
   return out;
 }
 
-std::string PsUpdate::reconnect_closed(Clock::time_point deadline) {
+std::shared_ptr<net::Connection> PsUpdate::reconnect_shard(int ps, Clock::time_point deadline) {
+  if (!o_.recovery.backup) return o_.recovery.reconnect(ps, left_until(deadline));
+  // strategy.ps_replicas: the shard's address names the server acting for it. If that one is
+  // gone too (lost before a relaunched server held the shard's copy), the shard falls back to
+  // the automatic restore: its backup, which holds no copy, takes the shard over from the
+  // chief's restore (PsBackup). A worker, after the restore, finds that backup at the address.
+  try {
+    return o_.recovery.reconnect(ps, std::min<std::chrono::milliseconds>(kShardAddressTry, left_until(deadline)));
+  } catch (const Timeout&) {
+  } catch (const Unavailable&) {
+  }
+  return o_.recovery.backup(ps, left_until(deadline));
+}
+
+std::string PsUpdate::reconnect_closed(Clock::time_point deadline, std::vector<char>* reconnected) {
   std::string names;
   for (std::size_t p = 0; p < o_.servers.size(); ++p) {
-    if (o_.servers[p]->is_open()) continue;
-    o_.servers[p] = o_.recovery.reconnect(static_cast<int>(p), left_until(deadline));
+    if (reconnected != nullptr && reconnected->size() < o_.servers.size()) reconnected->resize(o_.servers.size(), 0);
+    if (o_.servers[p]->is_open()) {
+      if (reconnected != nullptr && (*reconnected)[p] != 0)
+        names += fmt::format("{}ps {}", names.empty() ? "" : ", ", p);  // on an earlier try
+      continue;
+    }
+    o_.servers[p] = reconnect_shard(static_cast<int>(p), deadline);
+    if (reconnected != nullptr) (*reconnected)[p] = 1;
     names += fmt::format("{}ps {}", names.empty() ? "" : ", ", p);
   }
   return names;
@@ -60,10 +82,11 @@ std::string PsUpdate::reconnect_closed(Clock::time_point deadline) {
 
 json PsUpdate::restore_job(const std::string& why) {
   const auto deadline = Clock::now() + o_.recovery.timeout;
+  std::vector<char> reconnected;  // every server lost, over the tries (a second lost during one)
   for (;;) {
     try {
       // Every server reachable: a lost one's relaunched process, at the address it published.
-      const std::string lost = reconnect_closed(deadline);
+      const std::string lost = reconnect_closed(deadline, &reconnected);
       // Newer than every request sent so far, which carry at most the membership's generation.
       std::int64_t g = o_.recovery.generation ? o_.recovery.generation() + 1 : 0;
       g = std::max(g, generation() + 1);

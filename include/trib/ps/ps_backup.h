@@ -8,7 +8,9 @@
 // serves pulls and pushes as p did, and refuses p's frames from then on, naming that epoch
 // (fencing: p, cut off rather than dead, learns it was replaced and acknowledges nothing).
 // A backup that joins late (a relaunched server, `copy_first`) holds nothing until its
-// primary's snapshot frame (PsServer::send_state), and refuses to take over before it.
+// primary's snapshot frame (PsServer::send_state), and refuses to take over before it, except
+// from the chief's restore (its primary was lost before the copy arrived: the shard falls
+// back to the automatic restore from the newest checkpoint, and the backup serves it).
 // Once acting, its changes go to a backup of its own through set_forward (none until a new
 // one attaches).
 #pragma once
@@ -57,6 +59,9 @@ class PsBackup {
   net::Message apply_frame(const net::Message& m);
   // Under takeover_mu_: becomes the acting primary, or throws Unavailable.
   void take_over_locked(const net::PeerIdentity& from);
+  // Under takeover_mu_, with no copy: the chief's restore makes it the acting primary.
+  void take_over_from_restore_locked(const net::PeerIdentity& from);
+  static bool is_restore(const net::Message& m);
 
   int shard_;
   PsServer server_;

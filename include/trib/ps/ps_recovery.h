@@ -40,7 +40,9 @@ struct PsRecoveryOptions {
   std::string checkpoints;
   // strategy.ps_replicas: 1: connects to the backup of server `ps`, which takes the shard
   // over when a request to `ps` finds its connection closed: the request is sent there
-  // instead and the job goes on with no rollback (src/ps/shard_failover.h). Empty: none.
+  // instead and the job goes on with no rollback (src/ps/shard_failover.h). The chief's
+  // restore also reaches a shard there when the server at its address is gone too (no copy
+  // left: the backup takes the shard over from the restore). Empty: none.
   std::function<std::shared_ptr<net::Connection>(int ps, std::chrono::milliseconds timeout)> backup;
   // Longest wait for a relaunched server, or (not the chief) for the chief's restore.
   std::chrono::milliseconds timeout{120000};

@@ -160,8 +160,8 @@ TEST(AllreduceChiefEnd, AnUnknownFaultValueFailsNamingTheExpectedOne) {
   TribRun r = testing::run_trib(one_epoch(out), std::chrono::seconds(120), {},
                                 {{"TRIB_TEST_FAULT", "allreduce-chief-lost-somewhere"}});
   EXPECT_NE(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("TRIB_TEST_FAULT=allreduce-chief-lost-somewhere: expected "
-                          "allreduce-chief-lost-at-final-checkpoint"),
+  EXPECT_NE(r.output.find("TRIB_TEST_FAULT=allreduce-chief-lost-somewhere: expected ps-lost-at-final-gather:INDEX, "
+                          "ps-copy-held:INDEX or allreduce-chief-lost-at-final-checkpoint"),
             std::string::npos)
       << r.output;
   fs::remove_all(out);
