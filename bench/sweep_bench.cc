@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -95,15 +96,17 @@ int main(int argc, char** argv) {
   int steps = 2700, slots = 2, train_subset = 0;
   bool fork = true;
   std::string keep, seeds_text = "1,2,3", rules_text = "stopping,promotion";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--slots")) slots = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--seeds")) seeds_text = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--rules")) rules_text = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--train-subset")) train_subset = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--keep")) keep = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--exec")) fork = std::atoi(argv[i + 1]) == 0;
-  }
+  CLI::App app{"bench=sweep: grid search against ASHA over the same 90 configurations"};
+  app.add_option("--steps", steps, "a trial's maximum of steps (rungs at steps/27, /9, /3)")->check(CLI::PositiveNumber);
+  app.add_option("--slots", slots, "trials at once")->check(CLI::PositiveNumber);
+  app.add_option("--seeds", seeds_text, "ASHA's orders, comma-separated");
+  app.add_option("--rules", rules_text, "asha.rule values, comma-separated (stopping, promotion)");
+  app.add_option("--train-subset", train_subset, "training images (0: all)")->check(CLI::NonNegativeNumber);
+  app.add_option("--keep", keep, "keep the sweeps in this directory");
+  int exec = 0;
+  app.add_option("--exec", exec, "1: run each segment as a `trib train` process instead of a fork");
+  CLI11_PARSE(app, argc, argv);
+  fork = exec == 0;
   fs::path dir = keep.empty() ? fs::temp_directory_path() / fmt::format("trib_sweep_bench_{}", ::getpid()) : fs::path(keep);
   fs::remove_all(dir);
   fs::create_directories(dir);
