@@ -276,7 +276,8 @@ int run_local_cluster(const LocalClusterOptions& o) {
         ++server_restarts;
         board.print(fmt::format("local cluster: {} (pid {}) {}; relaunching ({} of {}); {}", c->name(), c->pid(),
                                 c->describe_exit(), server_restarts, o.max_restarts,
-                                o.server_backups ? "its shard's backup takes over, nothing rolls back"
+                                o.server_backups ? "its shard's backup takes over, nothing rolls back (if no backup holds "
+                                                   "the shard's copy yet, the newest checkpoint is restored instead)"
                                                  : "the job rolls back to its newest checkpoint"));
         ChildProcess& again = sup.relaunch(c, argv("ps", std::stoi(c->name().substr(2))), env);
         board.print(fmt::format("local cluster: {} relaunched (pid {})", again.name(), again.pid()));

@@ -76,17 +76,6 @@ TribRun run_losing_chief_and_server(const fs::path& out, int replicas, int worke
   return r;
 }
 
-double fault_free_accuracy() {
-  static const double accuracy = [] {
-    fs::path out = testing::fresh_path("faults", "ps_chief_server_clean");
-    TribRun clean = run_trib(job(out), std::chrono::seconds(240));
-    EXPECT_EQ(clean.exit_code, 0) << clean.output;
-    fs::remove_all(out);
-    return final_accuracy(clean.output);
-  }();
-  return accuracy;
-}
-
 TEST(PsChiefAndServerLost, WithoutBackupsOneRestoreBringsBothBack) {
   fs::path out = testing::fresh_path("faults", "ps_chief_server_restore");
   TribRun r = run_losing_chief_and_server(out, 0);

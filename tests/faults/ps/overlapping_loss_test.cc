@@ -51,17 +51,6 @@ TribRun run_with_two_losses(const fs::path& out, int replicas) {
   return r;
 }
 
-double fault_free_accuracy() {
-  static const double accuracy = [] {
-    fs::path out = testing::fresh_path("faults", "ps_overlap_clean");
-    TribRun clean = run_trib(job(out), std::chrono::seconds(240));
-    EXPECT_EQ(clean.exit_code, 0) << clean.output;
-    fs::remove_all(out);
-    return final_accuracy(clean.output);
-  }();
-  return accuracy;
-}
-
 TEST(PsOverlappingLosses, AWorkerAndAServerLostTogetherAreBothRecoveredByARestore) {
   fs::path out = testing::fresh_path("faults", "ps_overlap_restore");
   TribRun r = run_with_two_losses(out, 0);

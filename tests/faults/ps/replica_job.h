@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "e2e/run_output.h"
+#include "e2e/trib_process.h"
 
 namespace trib::testing::replica_job {
 
@@ -27,6 +28,19 @@ inline std::vector<std::string> job(const std::filesystem::path& out, int epochs
           "--set", "training.epochs=" + std::to_string(epochs), "--set", "cluster.ps=2", "--set", "cluster.workers=2", "--set",
           "strategy.ps_replicas=1", "--set", "training.eval_every=50", "--set", "training.checkpoint_every=50"};
 }
+// The final accuracy of `job` (4 epochs) run without a fault: what a faulted run must come
+// within a point of. Run once per test process.
+inline double fault_free_accuracy() {
+  static const double accuracy = [] {
+    const std::filesystem::path out = fresh_path("faults", "ps_replica_job_clean");
+    const TribRun clean = run_trib(job(out), std::chrono::seconds(240));
+    EXPECT_EQ(clean.exit_code, 0) << clean.output;
+    std::filesystem::remove_all(out);
+    return final_accuracy(clean.output);
+  }();
+  return accuracy;
+}
+
 // Updates applied on shard p (by whichever server serves it at the end), from the chief's report.
 inline long updates(const std::string& output, int p) {
   std::smatch m;
