@@ -19,6 +19,17 @@ inline double final_accuracy(const std::string& output) {
   return m.empty() ? 0 : std::stod(m[1]);
 }
 
+// Whether a faulted run's accuracy is at most `points` below a fault-free run's. One-sided on
+// purpose: two fault-free runs of an asynchronous job differ by about a point, so a faulted run
+// may end a little better than the one fault-free run it is compared with (it did, by 0.0115);
+// what a fault must not do is cost accuracy. Exactly-once delivery is checked by update counts.
+inline ::testing::AssertionResult loses_at_most(double faulted, double fault_free, double points) {
+  if (faulted >= fault_free - points) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "accuracy " << faulted << " is " << (fault_free - faulted)
+                                       << " below the fault-free run's " << fault_free << " (at most " << points
+                                       << " allowed)";
+}
+
 // The last "test accuracy X" the run printed, -1 if none (a pipeline's stages print no "done:").
 inline double last_test_accuracy(const std::string& output) {
   double last = -1;

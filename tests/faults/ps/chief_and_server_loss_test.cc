@@ -85,7 +85,7 @@ TEST(PsChiefAndServerLost, WithoutBackupsOneRestoreBringsBothBack) {
       << r.output;
   EXPECT_TRUE(r.output.find("done: test accuracy") != std::string::npos) << r.output;
   EXPECT_EQ(testing::newest_checkpoint(out), kSteps) << r.output;
-  EXPECT_NEAR(final_accuracy(r.output), fault_free_accuracy(), 0.01) << r.output;
+  EXPECT_TRUE(testing::loses_at_most(final_accuracy(r.output), fault_free_accuracy(), 0.01)) << r.output;
   fs::remove_all(out);
 }
 
@@ -104,7 +104,7 @@ TEST(PsChiefAndServerLost, WithBackupsTheShardIsTakenOverAndOnlyTheChiefsRestore
   const long u0 = updates(r.output, 0), u1 = updates(r.output, 1);
   EXPECT_LE(std::abs(u0 - u1), 1) << r.output;
   EXPECT_GE(std::min(u0, u1), pushes_per_shard(4)) << r.output;
-  EXPECT_NEAR(final_accuracy(r.output), fault_free_accuracy(), 0.01) << r.output;
+  EXPECT_TRUE(testing::loses_at_most(final_accuracy(r.output), fault_free_accuracy(), 0.01)) << r.output;
   fs::remove_all(out);
 }
 

@@ -64,7 +64,7 @@ TEST(PsOverlappingLosses, AWorkerAndAServerLostTogetherAreBothRecoveredByARestor
   EXPECT_TRUE(std::regex_search(r.output, std::regex("worker 1: starts at step [0-9]+ with the servers' values")))
       << r.output;
   EXPECT_TRUE(r.output.find("done: test accuracy") != std::string::npos) << r.output;
-  EXPECT_NEAR(final_accuracy(r.output), fault_free_accuracy(), 0.01) << r.output;
+  EXPECT_TRUE(testing::loses_at_most(final_accuracy(r.output), fault_free_accuracy(), 0.01)) << r.output;
   fs::remove_all(out);
 }
 
@@ -84,7 +84,7 @@ TEST(PsOverlappingLosses, AWorkerAndAServerLostTogetherCostNoRollbackWithBackups
   const long u0 = updates(r.output, 0), u1 = updates(r.output, 1);
   EXPECT_GE(std::min(u0, u1), pushes_per_shard(4)) << r.output;
   EXPECT_LE(std::max(u0, u1), pushes_per_shard(4) + 1) << r.output;
-  EXPECT_NEAR(final_accuracy(r.output), fault_free_accuracy(), 0.01) << r.output;
+  EXPECT_TRUE(testing::loses_at_most(final_accuracy(r.output), fault_free_accuracy(), 0.01)) << r.output;
   fs::remove_all(out);
 }
 

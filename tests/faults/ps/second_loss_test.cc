@@ -88,7 +88,7 @@ TEST(PsSecondLoss, AShardLostAgainBeforeTheRelaunchedServerHoldsItsCopyFallsBack
   EXPECT_TRUE(std::regex_search(r.output, std::regex("steps redone in all: [1-9][0-9]*"))) << r.output;
   EXPECT_TRUE(r.output.find("done: test accuracy") != std::string::npos) << r.output;
   EXPECT_EQ(testing::newest_checkpoint(out), kSteps) << r.output;
-  EXPECT_NEAR(final_accuracy(r.output), final_accuracy(clean.output), 0.01) << r.output;
+  EXPECT_TRUE(testing::loses_at_most(final_accuracy(r.output), final_accuracy(clean.output), 0.01)) << r.output;
   fs::remove_all(out);
   fs::remove_all(clean_out);
 }
