@@ -207,20 +207,6 @@ ps::PsRecoveryOptions ps_recovery(cluster::Member& member, const RoleArgs& args,
   return r;
 }
 
-// A worker's first connection to server `ps`. `or_backup` (a relaunched chief, with
-// strategy.ps_replicas): the server may have been lost with the chief, before any worker moved
-// its shard to the backup (a job with no other worker training); its published address is
-// tried for 2 s, then the shard's backup, which takes the shard over at the chief's restore.
-std::shared_ptr<net::Connection> dial_shard(const ps::PsRecoveryOptions& r, int ps, std::chrono::milliseconds timeout,
-                                            bool or_backup) {
-  if (!or_backup || !r.backup) return r.reconnect(ps, timeout);
-  try {
-    return r.reconnect(ps, std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(2)));
-  } catch (const Timeout&) {
-  }
-  return r.backup(ps, timeout);
-}
-
 // The generation this member last heard of, at each scrape.
 void add_generation(monitor::MetricsRegistry& registry, const cluster::Member& member) {
   registry.add_collector([&member](monitor::MetricsRegistry& r) {
@@ -395,8 +381,12 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
       ps_address(*member, p, std::chrono::seconds(job.cluster.join_timeout_s));
       // Dialled as a lost server is: the address is read again at each try (a server
       // relaunched meanwhile listens at a new one).
-      links.servers.push_back(dial_shard(links.ps_recovery, p, std::chrono::seconds(job.cluster.join_timeout_s),
-                                         o.relaunched_chief && job.strategy.ps_replicas > 0));
+      // A relaunched chief with backups: the server may have been lost with it, before any worker
+      // moved its shard (a job with no other worker training), so its backup is tried after 2 s.
+      const std::chrono::milliseconds timeout = std::chrono::seconds(job.cluster.join_timeout_s);
+      links.servers.push_back(o.relaunched_chief && job.strategy.ps_replicas > 0
+                                  ? links.ps_recovery.reconnect_or_backup(p, timeout, std::chrono::seconds(2))
+                                  : links.ps_recovery.reconnect(p, timeout));
     }
     // data.assignment: dynamic: server 0 hands out the data (chunked_batch_source.h).
     if (job.data.assignment == "dynamic" && !job.data.stream() && !links.servers.empty() &&

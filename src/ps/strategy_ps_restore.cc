@@ -50,20 +50,6 @@ std::optional<update::Rewind> PsUpdate::take_rewind() {
   return out;
 }
 
-std::shared_ptr<net::Connection> PsUpdate::reconnect_shard(int ps, Clock::time_point deadline) {
-  if (!o_.recovery.backup) return o_.recovery.reconnect(ps, left_until(deadline));
-  // strategy.ps_replicas: the shard's address names the server acting for it. If that one is
-  // gone too (lost before a relaunched server held the shard's copy), the shard falls back to
-  // the automatic restore: its backup, which holds no copy, takes the shard over from the
-  // chief's restore (PsBackup). A worker, after the restore, finds that backup at the address.
-  try {
-    return o_.recovery.reconnect(ps, std::min<std::chrono::milliseconds>(kShardAddressTry, left_until(deadline)));
-  } catch (const Timeout&) {
-  } catch (const Unavailable&) {
-  }
-  return o_.recovery.backup(ps, left_until(deadline));
-}
-
 std::string PsUpdate::reconnect_closed(Clock::time_point deadline, std::vector<char>* reconnected) {
   std::string names;
   for (std::size_t p = 0; p < o_.servers.size(); ++p) {
@@ -73,7 +59,9 @@ std::string PsUpdate::reconnect_closed(Clock::time_point deadline, std::vector<c
         names += fmt::format("{}ps {}", names.empty() ? "" : ", ", p);  // on an earlier try
       continue;
     }
-    o_.servers[p] = reconnect_shard(static_cast<int>(p), deadline);
+    // With backups, the shard's address names the server acting for it; if that one is gone
+    // too, its backup, holding no copy, takes the shard over from this restore (PsBackup).
+    o_.servers[p] = o_.recovery.reconnect_or_backup(static_cast<int>(p), left_until(deadline), kShardAddressTry);
     if (reconnected != nullptr) (*reconnected)[p] = 1;
     names += fmt::format("{}ps {}", names.empty() ? "" : ", ", p);
   }

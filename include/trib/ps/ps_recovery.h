@@ -7,6 +7,7 @@
 // update from before the rollback is applied after it.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "trib/core/error.h"
 #include "trib/net/transport.h"
 #include "trib/update/update_strategy.h"
 
@@ -52,6 +54,20 @@ struct PsRecoveryOptions {
   bool chief_relaunched = false;
 
   bool enabled() const { return static_cast<bool>(reconnect); }
+
+  // Server `ps` at its published address; with backups, that address only for `address_try`,
+  // then the shard's backup until `timeout`: the server there may be gone with nobody having
+  // moved the shard yet (lost with the chief, or lost before a relaunched backup held the copy).
+  std::shared_ptr<net::Connection> reconnect_or_backup(int ps, std::chrono::milliseconds timeout,
+                                                       std::chrono::milliseconds address_try) const {
+    if (!backup) return reconnect(ps, timeout);
+    try {
+      return reconnect(ps, std::min(timeout, address_try));
+    } catch (const Timeout&) {
+    } catch (const Unavailable&) {
+    }
+    return backup(ps, timeout);
+  }
 };
 
 }  // namespace trib::ps

@@ -151,8 +151,6 @@ class PsUpdate final : public update::UpdateStrategy {
   // those marked in `reconnected` (by an earlier call), which it marks.
   std::string reconnect_closed(std::chrono::steady_clock::time_point deadline,
                                std::vector<char>* reconnected = nullptr);
-  // A connection to whichever process serves shard `ps` now, or (ps_replicas) to its backup.
-  std::shared_ptr<net::Connection> reconnect_shard(int ps, std::chrono::steady_clock::time_point deadline);
   // Chief, at the end: the restores and every worker's steps redone, for the report.
   std::string restores_report() const;
   // Chief: the one line for a server (`lost`, per server) lost while the final checkpoint was
