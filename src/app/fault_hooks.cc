@@ -21,10 +21,12 @@ namespace {
 
 #if TRIB_FAULT_HOOKS
 constexpr const char* kAllreduceChiefLostAtFinalCheckpoint = "allreduce-chief-lost-at-final-checkpoint";
+constexpr const char* kAllreduceChiefSlowAtFinalCheckpoint = "allreduce-chief-slow-at-final-checkpoint";
 
 struct Fault {
-  // "ps-lost-at-final-gather", "ps-copy-held" (with a server index) or
-  // kAllreduceChiefLostAtFinalCheckpoint; empty: none
+  // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
+  // kAllreduceChiefLostAtFinalCheckpoint or kAllreduceChiefSlowAtFinalCheckpoint (with seconds
+  // in `index`); empty: none
   std::string kind;
   int index = -1;
 };
@@ -36,15 +38,16 @@ Fault parse_fault() {
   const std::string text = value;
   if (text == kAllreduceChiefLostAtFinalCheckpoint) return {text, 0};
   Fault f;
-  for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held"}) {
+  for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint}) {
     const std::string prefix = std::string(kind) + ":";
     try {
       if (text.starts_with(prefix)) f = {kind, std::stoi(text.substr(prefix.size()))};
     } catch (const std::exception&) {
     }
   }
-  TRIB_CHECK(f.index >= 0, InvalidArgument, "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX or {}",
-             kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint);
+  TRIB_CHECK(f.index >= 0, InvalidArgument,
+             "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {} or {}:SECONDS", kFaultVariable, text,
+             kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint);
   return f;
 }
 #endif
@@ -107,7 +110,16 @@ std::function<void(const net::Message&)> backup_fault_hook(int index, bool relau
 std::function<void()> allreduce_fault_hook(int index, bool relaunched) {
 #if TRIB_FAULT_HOOKS
   const Fault f = parse_fault();
-  if (f.kind != kAllreduceChiefLostAtFinalCheckpoint || index != 0 || relaunched) return {};
+  if (index != 0 || relaunched) return {};
+  if (f.kind == kAllreduceChiefSlowAtFinalCheckpoint) {
+    const int seconds = f.index;
+    return [seconds] {
+      std::fprintf(stderr, "%s: worker 0 is held %d s after the run's last exchange\n", kFaultVariable, seconds);
+      std::fflush(nullptr);
+      std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    };
+  }
+  if (f.kind != kAllreduceChiefLostAtFinalCheckpoint) return {};
   return [] {
     std::fprintf(stderr, "%s: worker 0 is lost after the run's last exchange (kill -9)\n", kFaultVariable);
     std::fflush(nullptr);

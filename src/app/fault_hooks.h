@@ -12,6 +12,9 @@
 // TRIB_TEST_FAULT=allreduce-chief-lost-at-final-checkpoint makes worker 0 of an allreduce job
 // kill itself (SIGKILL) right after the run's last step's exchange, before its final
 // evaluation, checkpoint and report. Only the first process (not a relaunched chief) does.
+// TRIB_TEST_FAULT=allreduce-chief-slow-at-final-checkpoint:S holds worker 0 there S seconds
+// instead: a chief alive but slow to end (its heartbeats go on). A signal from the test cannot
+// time this window: the final evaluation takes milliseconds.
 //
 // Compiled in only where the tests are built (TRIB_FAULT_HOOKS, from BUILD_TESTING): the
 // builds that `make train`, `make bench` and a release use ignore the variable.
