@@ -334,8 +334,10 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   return 0;
 }
 
-int run_worker_role(const RoleArgs& args, const Log& log) {
-  std::unique_ptr<cluster::Member> member = join("worker", args, log);
+namespace {
+
+// A worker's part of the job, once it joined.
+int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& args, const Log& log) {
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
   // A fixed equal shard per starting worker leaves none for a joiner.
@@ -349,9 +351,11 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
   o.output = m.run_dir;
   o.resume = m.resume;
   o.progress_lines = args.progress_lines;
-  // Started in place of a lost chief (a launcher said so): take the run back, not a new one.
-  o.relaunched_chief =
-      m.index == 0 && !member->store().try_get(cluster::membership_key::kChiefRelaunched).value_or("").empty();
+  // Started in place of a lost chief (the coordinator said so when it evicted the last one):
+  // take the run back, not a new one.
+  const std::string chief_losses =
+      m.index == 0 ? member->store().try_get(cluster::membership_key::kChiefRelaunched).value_or("") : "";
+  o.relaunched_chief = !chief_losses.empty();
   o.distribution.worker_index = m.index;
   o.distribution.workers = m.workers;
   // Stream jobs: workers hand their Kafka offsets to the chief through the coordinator's store.
@@ -416,7 +420,8 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
     else links.group = allreduce->form();
     links.regroup = allreduce->regroup();
     links.await_rejoin = allreduce->await_chief();
-    if (auto fault = allreduce_fault_hook(m.index, o.relaunched_chief))  // tests only (app/fault_hooks.h)
+    // Tests only (app/fault_hooks.h): which process of worker 0 this is counts.
+    if (auto fault = allreduce_fault_hook(m.index, chief_losses.empty() ? 0 : std::stoi(chief_losses)))
       links.await_rejoin = [fault, inner = links.await_rejoin](const collectives::Group& g) {
         fault();
         return inner(g);
@@ -453,6 +458,26 @@ int run_worker_role(const RoleArgs& args, const Log& log) {
   stop.reset();
   member->leave();
   return 0;
+}
+
+}  // namespace
+
+int run_worker_role(const RoleArgs& args, const Log& log) {
+  std::unique_ptr<cluster::Member> member = join("worker", args, log);
+  try {
+    return train_as_worker(member, args, log);
+  } catch (const std::exception& e) {
+    // A chief that fails with an error says so before it goes: the coordinator then ends the
+    // job at once rather than wait for a restart that would fail the same way.
+    if (member->membership().index == 0) {
+      try {
+        member->store().set(cluster::membership_key::kChiefFailed, e.what());
+      } catch (const std::exception&) {
+        // The coordinator is away: it waits for the chief, bounded by cluster.join_timeout_s.
+      }
+    }
+    throw;
+  }
 }
 
 int run_node_role(const NodeArgs& args, const Log& log) {

@@ -25,8 +25,8 @@ constexpr const char* kAllreduceChiefSlowAtFinalCheckpoint = "allreduce-chief-sl
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
-  // kAllreduceChiefLostAtFinalCheckpoint or kAllreduceChiefSlowAtFinalCheckpoint (with seconds
-  // in `index`); empty: none
+  // kAllreduceChiefLostAtFinalCheckpoint (with how many of worker 0's processes in `index`) or
+  // kAllreduceChiefSlowAtFinalCheckpoint (with seconds in `index`); empty: none
   std::string kind;
   int index = -1;
 };
@@ -36,9 +36,10 @@ Fault parse_fault() {
   const char* value = std::getenv(kFaultVariable);
   if (value == nullptr || *value == '\0') return {};
   const std::string text = value;
-  if (text == kAllreduceChiefLostAtFinalCheckpoint) return {text, 0};
+  if (text == kAllreduceChiefLostAtFinalCheckpoint) return {text, 1};
   Fault f;
-  for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint}) {
+  for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
+                           kAllreduceChiefLostAtFinalCheckpoint}) {
     const std::string prefix = std::string(kind) + ":";
     try {
       if (text.starts_with(prefix)) f = {kind, std::stoi(text.substr(prefix.size()))};
@@ -46,8 +47,8 @@ Fault parse_fault() {
     }
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
-             "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {} or {}:SECONDS", kFaultVariable, text,
-             kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint);
+             "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES] or {}:SECONDS",
+             kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint);
   return f;
 }
 #endif
@@ -107,11 +108,11 @@ std::function<void(const net::Message&)> backup_fault_hook(int index, bool relau
 #endif
 }
 
-std::function<void()> allreduce_fault_hook(int index, bool relaunched) {
+std::function<void()> allreduce_fault_hook(int index, int chief_relaunches) {
 #if TRIB_FAULT_HOOKS
   const Fault f = parse_fault();
-  if (index != 0 || relaunched) return {};
-  if (f.kind == kAllreduceChiefSlowAtFinalCheckpoint) {
+  if (index != 0) return {};
+  if (f.kind == kAllreduceChiefSlowAtFinalCheckpoint && chief_relaunches == 0) {
     const int seconds = f.index;
     return [seconds] {
       std::fprintf(stderr, "%s: worker 0 is held %d s after the run's last exchange\n", kFaultVariable, seconds);
@@ -119,15 +120,20 @@ std::function<void()> allreduce_fault_hook(int index, bool relaunched) {
       std::this_thread::sleep_for(std::chrono::seconds(seconds));
     };
   }
-  if (f.kind != kAllreduceChiefLostAtFinalCheckpoint) return {};
-  return [] {
-    std::fprintf(stderr, "%s: worker 0 is lost after the run's last exchange (kill -9)\n", kFaultVariable);
+  // The first `f.index` processes of worker 0: the first one, and as many relaunched ones.
+  if (f.kind != kAllreduceChiefLostAtFinalCheckpoint || chief_relaunches >= f.index) return {};
+  return [chief_relaunches] {
+    if (chief_relaunches == 0)
+      std::fprintf(stderr, "%s: worker 0 is lost after the run's last exchange (kill -9)\n", kFaultVariable);
+    else
+      std::fprintf(stderr, "%s: worker 0, relaunched %d time(s), is lost after the run's last exchange (kill -9)\n",
+                   kFaultVariable, chief_relaunches);
     std::fflush(nullptr);
     ::kill(::getpid(), SIGKILL);
   };
 #else
   (void)index;
-  (void)relaunched;
+  (void)chief_relaunches;
   return {};
 #endif
 }

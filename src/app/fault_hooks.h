@@ -11,7 +11,9 @@
 //
 // TRIB_TEST_FAULT=allreduce-chief-lost-at-final-checkpoint makes worker 0 of an allreduce job
 // kill itself (SIGKILL) right after the run's last step's exchange, before its final
-// evaluation, checkpoint and report. Only the first process (not a relaunched chief) does.
+// evaluation, checkpoint and report. Only the first process (not a relaunched chief) does;
+// with `:N` (allreduce-chief-lost-at-final-checkpoint:2) the first N processes of worker 0 do,
+// the first and N-1 relaunched ones (membership_key::kChiefRelaunched counts them).
 // TRIB_TEST_FAULT=allreduce-chief-slow-at-final-checkpoint:S holds worker 0 there S seconds
 // instead: a chief alive but slow to end (its heartbeats go on). A signal from the test cannot
 // time this window: the final evaluation takes milliseconds.
@@ -42,7 +44,8 @@ std::function<void(const net::Message&)> ps_fault_hook(int index, bool relaunche
 std::function<void(const net::Message&)> backup_fault_hook(int index, bool relaunched, int shard);
 
 // What allreduce worker `index` runs right after the run's last step's exchange, or empty (the
-// usual case). `relaunched`: a chief relaunched in place. Bad text in the variable fails naming it.
-std::function<void()> allreduce_fault_hook(int index, bool relaunched);
+// usual case). `chief_relaunches`: how many processes of worker 0 came before this one (0: the
+// first; more: a chief relaunched in place). Bad text in the variable fails naming it.
+std::function<void()> allreduce_fault_hook(int index, int chief_relaunches);
 
 }  // namespace trib::app

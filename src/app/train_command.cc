@@ -48,6 +48,23 @@ void check_before_launch(const config::JobConfig& job) {
   train::steps_per_epoch(data.train->size(), job, pipeline ? job.strategy.replicas : job.cluster.workers);
 }
 
+// Under `trib coordinator`: whether a lost chief is waited for (its node's supervisor starts it
+// again), for the jobs whose chief a local launcher relaunches in place: a file job under ps or
+// allreduce. Not a stream job's: its Kafka positions are the chief's to commit.
+bool chief_waited_for(const config::JobConfig& job) {
+  return (job.strategy.name == config::StrategyName::ps || job.strategy.name == config::StrategyName::allreduce) &&
+         !job.data.stream() && job.cluster.max_restarts > 0;
+}
+
+// Said after "it is the chief, which is not relaunched in place" when it is not waited for.
+std::string chief_not_waited_for(const config::JobConfig& job) {
+  if (job.data.stream()) return " in a stream job (its Kafka positions are the chief's to commit)";
+  if (job.cluster.max_restarts == 0 &&
+      (job.strategy.name == config::StrategyName::ps || job.strategy.name == config::StrategyName::allreduce))
+    return " (cluster.max_restarts: 0)";
+  return "";
+}
+
 // --metrics-port N: monitoring.port=N, after the job's own overrides.
 std::vector<std::string> with_metrics_port(std::vector<std::string> overrides, int port) {
   if (port >= 0) overrides.push_back(fmt::format("monitoring.port={}", port));
@@ -242,6 +259,13 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                // job from its newest checkpoint meanwhile (a stream
                                                // job's Kafka positions rewind with it).
                                                .servers_may_be_lost = job.strategy.name == config::StrategyName::ps,
+                                               // A lost chief likewise, where a local launcher
+                                               // relaunches it in place (a file job under ps or
+                                               // allreduce): the coordinator waits for it.
+                                               .chief_may_be_lost = chief_waited_for(job),
+                                               .chief_wait = std::chrono::seconds(job.cluster.join_timeout_s),
+                                               .chief_returns = job.cluster.max_restarts,
+                                               .chief_not_relaunched = chief_not_waited_for(job),
                                                .registry = cluster::make_registry(job.cluster.store, job.name),
                                                .journal = (std::filesystem::path(run_dir) /
                                                            train::RunDirectory::kCoordinatorJournal).string(),

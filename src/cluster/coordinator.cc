@@ -115,6 +115,7 @@ net::Message Coordinator::join(const std::string& role, int requested, const net
     taken.insert(index);
     if (role == "worker") ++workers_left_;
     members_[from.address] = Entry{role, index, incarnation, std::move(registration)};
+    if (role == "worker" && index == 0) chief_back_locked(from.address);
     if (lost_.erase(name) > 0) store_.set(membership_key::lost(role, index), "");
     store_.add("next/" + role, 1);  // how many have joined
     store_.set(fmt::format("member/{}/{}", role, index), from.address);
@@ -173,9 +174,17 @@ std::string Coordinator::evict_locked(const std::string& address, const std::str
   registry_->evict(fmt::format("{}/{}", entry.role, entry.index));
   entry.registration.reset();
   const std::int64_t generation = registry_->roster().generation;
-  const bool optional = (entry.role == "worker" && options_.workers_may_be_lost &&
-                         (entry.index != 0 || options_.chief_may_be_lost)) ||
-                        (entry.role == "ps" && server_may_be_lost_locked(entry.index));
+  const bool chief = entry.role == "worker" && entry.index == 0;
+  bool optional = (entry.role == "worker" && options_.workers_may_be_lost && (!chief || options_.chief_may_be_lost)) ||
+                  (entry.role == "ps" && server_may_be_lost_locked(entry.index));
+  std::string why_chief;  // why a chief that may be lost is not waited for
+  if (optional && chief) {
+    ++chief_losses_;
+    if (options_.chief_wait.count() > 0) why_chief = await_chief_locked(address, reason);
+    optional = why_chief.empty();
+    // Before any process can take index 0 again: the next worker 0 takes the run back.
+    if (optional) store_.set(membership_key::kChiefRelaunched, std::to_string(chief_losses_));
+  }
   std::string failure;
   if (optional) {
     lost_[fmt::format("{}/{}", entry.role, entry.index)] =
@@ -187,10 +196,12 @@ std::string Coordinator::evict_locked(const std::string& address, const std::str
     if (options_.info)
       options_.info(fmt::format("coordinator: {} {} at {} was lost ({}); generation {}: {}", entry.role, entry.index,
                                 address, reason, generation,
-                                entry.role == "worker" ? fmt::format("the job goes on with {} worker(s)", workers_left_)
-                                                       : std::string("the job waits for it to come back")));
+                                chief && chief_away_ ? chief_waited_for_locked()
+                                : entry.role == "worker"
+                                    ? fmt::format("the job goes on with {} worker(s)", workers_left_)
+                                    : std::string("the job waits for it to come back")));
   } else {
-    failure = loss_failure(entry.role, entry.index, address, reason);
+    failure = loss_failure(entry.role, entry.index, address, reason, why_chief);
   }
   publish_locked();
   return failure;
@@ -201,15 +212,16 @@ bool Coordinator::server_may_be_lost_locked(int index) {
 }
 
 std::string Coordinator::loss_failure(const std::string& role, int index, const std::string& address,
-                                      const std::string& reason) const {
+                                      const std::string& reason, const std::string& why_chief) const {
   if (role != "worker" || index != 0)
     return fmt::format("{} {} at {} was lost: {}", role, index, address, reason);
-  // The chief holds the run directory, writes the checkpoints and the report: a new process
-  // cannot take its place mid-run, but the run resumes from its newest checkpoint.
-  return fmt::format(
-      "worker 0 at {} was lost: {}; it is the chief, which is not relaunched in place, so the job ends: resume it "
-      "from its newest checkpoint with --resume {}",
-      address, reason, options_.run_dir.empty() ? std::string("RUN_DIR") : options_.run_dir);
+  // The chief holds the run directory, writes the checkpoints and the report: where no new
+  // process takes its place (or none came back), the run resumes from its newest checkpoint.
+  return fmt::format("worker 0 at {} was lost: {}; it is the chief, {}, so the job ends: resume it from its newest "
+                     "checkpoint with --resume {}",
+                     address, reason,
+                     why_chief.empty() ? "which is not relaunched in place" + options_.chief_not_relaunched : why_chief,
+                     options_.run_dir.empty() ? std::string("RUN_DIR") : options_.run_dir);
 }
 
 void Coordinator::leave(const std::string& role, int index, const std::string& from) {
@@ -276,12 +288,14 @@ Outcome Coordinator::wait(Millis timeout) {
     auto n = store_.try_get("next/worker");
     return n && std::stoi(*n) >= options_.workers;
   };
-  auto done = [&] { return failed_ || (all_joined() && workers_left_ == 0); };
+  // A lost chief waited for (chief_wait) still has the run's end to write.
+  auto done = [&] { return failed_ || (all_joined() && workers_left_ == 0 && !chief_away_); };
   const auto until = std::chrono::steady_clock::now() + timeout;
   // In slices: members awaited after a restart expire with time, not with an event.
   while (!done() && std::chrono::steady_clock::now() < until) {
     cv_.wait_until(lock, std::min(until, std::chrono::steady_clock::now() + Millis(200)));
     expire_awaiting_locked();
+    expire_chief_locked();
   }
   TRIB_CHECK(done(), Timeout, "coordinator: the job did not finish within {} s", timeout.count() / 1000);
   ended_ = true;  // a coordinator started on this run directory now begins a new membership

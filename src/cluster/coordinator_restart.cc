@@ -37,6 +37,12 @@ void Coordinator::restore_locked() {
     if (!key.starts_with("cluster/")) store_.set(key, value);
   for (const RosterEntry& m : j->members) awaiting_[fmt::format("{}/{}", m.role, m.index)] = m;
   for (const LostEntry& l : j->lost) lost_[fmt::format("{}/{}", l.role, l.index)] = l;
+  // A chief that was away when the coordinator went is waited for again, from now.
+  if (auto chief = lost_.find("worker/0"); chief != lost_.end() && options_.chief_wait.count() > 0) {
+    chief_away_ = ChiefAway{"(before the coordinator's restart)", chief->second.reason, std::chrono::steady_clock::now()};
+    const std::string losses = store_.try_get(membership_key::kChiefRelaunched).value_or("");
+    chief_losses_ = losses.empty() ? 1 : std::stoi(losses);
+  }
   taken_ = j->taken;
   workers_left_ = j->workers_left;
   restart_.awaiting = static_cast<int>(awaiting_.size());

@@ -194,6 +194,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
   for (int i = 0; i < o.workers; ++i)
     sup.add(std::make_unique<ChildProcess>(fmt::format("worker{}", i), argv("worker", i), env));
   int restarts = 0;  // of workers; the only role relaunched today
+  int chief_restarts = 0;  // of them, worker 0's
   // A worker lost to a signal (kill -9, the OOM killer) is relaunched; one that exited with an
   // error would fail again. The chief only with relaunch_chief: it owns the run directory.
   auto relaunchable = [&](const ChildProcess& c) {
@@ -292,7 +293,9 @@ int run_local_cluster(const LocalClusterOptions& o) {
       board.print(fmt::format("local cluster: {} (pid {}) {}; relaunching ({} of {})", c->name(), c->pid(),
                               c->describe_exit(), restarts, o.max_restarts));
       const int index = std::stoi(c->name().substr(std::string("worker").size()));
-      if (index == 0) coordinator.store().set(membership_key::kChiefRelaunched, std::to_string(restarts));
+      // The coordinator set it when it evicted the chief; again here for a chief that had left
+      // before it was lost. The same count: how many times the chief was relaunched.
+      if (index == 0) coordinator.store().set(membership_key::kChiefRelaunched, std::to_string(++chief_restarts));
       ChildProcess& again = sup.relaunch(c, argv("worker", index), env);
       board.print(fmt::format("local cluster: {} relaunched (pid {})", again.name(), again.pid()));
     }

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -54,7 +55,20 @@ struct CoordinatorOptions {
   bool servers_may_be_lost = false;
   // The chief (worker 0) is optional too: a launcher relaunches it in place, and the new
   // process takes the run back (LocalClusterOptions::relaunch_chief). Needs workers_may_be_lost.
+  // Each loss sets membership_key::kChiefRelaunched, which tells the next worker 0 so.
   bool chief_may_be_lost = false;
+  // Whether this coordinator waits for a lost chief itself, and how long (chief_may_be_lost):
+  // under `trib coordinator` no launcher relaunches it, the node's supervisor starts the same
+  // `trib worker --index 0 ...` again (cluster.join_timeout_s). The job is not over while it is
+  // away; past this, or a chief that said it failed with an error (kChiefFailed: a restart
+  // would fail the same way), or lost more than chief_returns times (cluster.max_restarts),
+  // ends the job with the resume line. 0: no wait of its own (a local launcher relaunches the
+  // chief at once, or ends the job).
+  Millis chief_wait{0};
+  int chief_returns = 0;
+  // Why a lost chief is not waited for when chief_may_be_lost is false, said in the job's
+  // failure after "which is not relaunched in place" (" in a stream job (...)"); may be empty.
+  std::string chief_not_relaunched = "";
   // Where membership is kept; a MemoryRegistry when null.
   std::shared_ptr<Registry> registry = nullptr;
   // How long the registry keeps a silent member (only a registry in another process, such
@@ -124,9 +138,21 @@ class Coordinator {
   // in use, a bad address), and a relaunch would fail the same way.
   bool server_may_be_lost_locked(int index);
   // The job's failure when a member the policy cannot do without is lost; for the chief it
-  // says that the job ends and how to go on (--resume from its newest checkpoint).
+  // says that the job ends, why (`why_chief`, or options_.chief_not_relaunched when empty) and
+  // how to go on (--resume from its newest checkpoint).
   std::string loss_failure(const std::string& role, int index, const std::string& address,
-                           const std::string& reason) const;
+                           const std::string& reason, const std::string& why_chief = "") const;
+
+  // The wait for a lost chief (chief_wait; coordinator_chief_wait.cc).
+  // Under mu_, at the chief's eviction: "" when it is waited for (says so through options_.info),
+  // else why not (it failed with an error; its returns are spent).
+  std::string await_chief_locked(const std::string& address, const std::string& reason);
+  // Under mu_: the rest of the line that reports the chief's loss while it is waited for.
+  std::string chief_waited_for_locked() const;
+  // Under mu_: a new worker 0 (from `address`) joined; the chief is no longer awaited.
+  void chief_back_locked(const std::string& address);
+  // Under mu_: a chief away past chief_wait fails the job.
+  void expire_chief_locked();
 
   // The restart path (coordinator_restart.cc).
   // Takes over the journal's job, if there is one; before the first publish.
@@ -165,6 +191,14 @@ class Coordinator {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   Restart restart_;
   bool ended_ = false;  // the journal says the job is over
+  // A lost chief waited for (chief_wait), until a new worker 0 joins.
+  struct ChiefAway {
+    std::string address;
+    std::string reason;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::optional<ChiefAway> chief_away_;
+  int chief_losses_ = 0;
   bool journal_failed_ = false;  // said once; the job goes on without a journal
   bool failed_ = false;
   std::string failure_;

@@ -23,8 +23,15 @@ inline std::string lost(const std::string& role, int index) {
   return fmt::format("membership/lost/{}/{}", role, index);
 }
 
-// Set by a launcher (to the count so far) before it starts a process in place of a lost chief:
-// that process takes the run back (its newest checkpoint) instead of starting a new one.
+// Set by the coordinator (to how many times the chief was lost so far) when it evicts a chief
+// that the job goes on without (CoordinatorOptions::chief_may_be_lost), so before any process
+// can join in its place: the next worker 0 (relaunched by a local launcher, or started again by
+// its node's supervisor) takes the run back (its newest checkpoint) instead of starting a new one.
 inline constexpr const char* kChiefRelaunched = "job/chief_relaunched";
+
+// Set by the chief (to its error) when it fails with an error rather than being killed: a
+// restart would fail the same way, so the coordinator ends the job at once instead of waiting
+// for it to come back (CoordinatorOptions::chief_wait).
+inline constexpr const char* kChiefFailed = "job/chief_failed";
 
 }  // namespace trib::cluster::membership_key
