@@ -3,53 +3,29 @@
 // acting as the supervisor (systemd, Kubernetes, a script): each lost process is started again
 // with the very command that started it. A relaunched worker rejoins at the servers' values; a
 // relaunched parameter server rejoins and the chief restores the whole job from its newest
-// checkpoint, as under the local launcher. A lost chief ends the job with one line saying so and
-// how to resume.
+// checkpoint, as under the local launcher. A lost chief is waited for (supervised_chief_test.cc);
+// one not back within cluster.join_timeout_s ends the job with one line saying how to resume.
 #include <signal.h>
 
 #include <optional>
 
-#include "e2e/trib_process.h"
-#include "trib/cluster/local_cluster.h"
+#include "e2e/cluster/supervised_job.h"
 
 namespace trib::testing {
 namespace {
 
-// A job of 2 servers and 2 async workers, long enough to lose and relaunch members mid-run.
-struct SupervisedJob {
-  TempDir dir{"supervised_restart"};
-  std::string address = "127.0.0.1:" + std::to_string(free_port());
-  fs::path run = dir.path() / "run";
-  std::map<std::string, std::string> env{{cluster::kSecretEnv, kSecretHex}};
-  std::unique_ptr<Trib> coordinator;
-
-  explicit SupervisedJob(int steps) {
-    const std::string job =
-        dir.file("job.yaml", tiny_job("cluster:\n  ps: 2\n  workers: 2\n  coordinator: \"" + address +
-                                      "\"\n  heartbeat_ms: 500\n  peer_timeout_ms: 3000\n"));
-    coordinator = std::make_unique<Trib>(
-        "coordinator", std::vector<std::string>{"coordinator", job, "--secret-file", dir.file("secret", kSecretHex),
-                                                "--output", run.string(), "--set", fmt::format("training.steps={}", steps),
-                                                "--set", "training.eval_every=1000000", "--set",
-                                                "training.checkpoint_every=100"});
-  }
-  // The command a supervisor runs for `role` `index`, the first time and after every loss.
-  std::unique_ptr<Trib> start(const std::string& role, int index, const std::string& name) {
-    return std::make_unique<Trib>(name, std::vector<std::string>{role, "--join", address, "--index", std::to_string(index)},
-                                  std::vector<std::string>{}, env);
-  }
-};
-
-bool all_exited(const std::vector<Trib*>& procs) {
-  for (Trib* p : procs)
-    if (!p->exited()) return false;
-  return true;
+// 2 servers and 2 async workers, long enough to lose and relaunch members mid-run.
+std::unique_ptr<SupervisedJob> tiny_ps_job(int steps, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> overrides{fmt::format("training.steps={}", steps), "training.eval_every=1000000",
+                                     "training.checkpoint_every=100"};
+  overrides.insert(overrides.end(), more.begin(), more.end());
+  return std::make_unique<SupervisedJob>("supervised_restart", tiny_ps_config, overrides);
 }
 
 TEST(SupervisedRestart, AWorkerAndAServerRelaunchedByTheSameCommandRejoinAndTheChiefRestoresTheJob) {
-  SupervisedJob job(5000);
-  ASSERT_TRUE(wait_until({job.coordinator.get()}, [&] { return job.coordinator->printed("waiting for"); }, 20s))
-      << job.coordinator->output();
+  std::unique_ptr<SupervisedJob> owned = tiny_ps_job(5000);
+  SupervisedJob& job = *owned;
+  ASSERT_TRUE(job.ready()) << job.coordinator->output();
   auto ps0 = job.start("ps", 0, "ps0");
   auto ps1 = job.start("ps", 1, "ps1");
   auto worker0 = job.start("worker", 0, "worker0");
@@ -94,12 +70,18 @@ TEST(SupervisedRestart, AWorkerAndAServerRelaunchedByTheSameCommandRejoinAndTheC
   EXPECT_TRUE(worker0->printed("done: test accuracy")) << out;
 }
 
-TEST(SupervisedRestart, ALostChiefEndsTheJobWithOneLineSayingHowToResume) {
-  SupervisedJob job(200000);
-  ASSERT_TRUE(wait_until({job.coordinator.get()}, [&] { return job.coordinator->printed("waiting for"); }, 20s))
-      << job.coordinator->output();
+// The bound on the wait for a lost chief: nobody starts worker 0 again within
+// cluster.join_timeout_s (3 s here), and the job ends with one line saying how to resume it.
+TEST(SupervisedRestart, AChiefNotBackWithinTheJoinTimeoutEndsTheJobWithOneLineSayingHowToResume) {
+  std::unique_ptr<SupervisedJob> owned = tiny_ps_job(200000, {"cluster.join_timeout_s=3"});
+  SupervisedJob& job = *owned;
+  ASSERT_TRUE(job.ready()) << job.coordinator->output();
   auto ps0 = job.start("ps", 0, "ps0");
   auto ps1 = job.start("ps", 1, "ps1");
+  // The workers wait cluster.join_timeout_s for the servers' addresses too: once they serve.
+  ASSERT_TRUE(wait_until({ps0.get(), ps1.get()}, [&] { return ps0->printed("serving at") && ps1->printed("serving at"); },
+                         60s))
+      << transcript({ps0.get(), ps1.get()});
   auto worker0 = job.start("worker", 0, "worker0");
   auto worker1 = job.start("worker", 1, "worker1");
   std::vector<Trib*> all{job.coordinator.get(), ps0.get(), ps1.get(), worker0.get(), worker1.get()};
@@ -109,10 +91,14 @@ TEST(SupervisedRestart, ALostChiefEndsTheJobWithOneLineSayingHowToResume) {
   ASSERT_TRUE(wait_until(all, [&] { return all_exited(others); }, 60s)) << transcript(all);
   const std::string out = transcript(all);
   EXPECT_NE(job.coordinator->exit_code(), 0) << out;
+  // It was waited for first, then given up on.
+  EXPECT_TRUE(job.coordinator->printed("the job waits up to 3 s (cluster.join_timeout_s) for worker 0, the chief, to "
+                                       "come back"))
+      << out;
   EXPECT_TRUE(std::regex_search(job.coordinator->output(),
-                                std::regex("the job failed: worker 0 at [^ ]+ was lost: .*; it is the chief, which is not "
-                                           "relaunched in place, so the job ends: resume it from its newest "
-                                           "checkpoint with --resume " +
+                                std::regex("the job failed: worker 0 at [^ ]+ was lost: .*; it is the chief, and it did "
+                                           "not come back within 3 s \\(cluster\\.join_timeout_s\\), so the job ends: "
+                                           "resume it from its newest checkpoint with --resume " +
                                            job.run.string())))
       << out;
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <sstream>
 
 #include "e2e/trib_process.h"
 #include "e2e/run_output.h"
@@ -71,6 +72,50 @@ TEST(AllreduceChiefEnd, AChiefLostAfterTheLastExchangeIsRelaunchedAndWritesTheLa
   // The relaunched chief takes the final state (the members' checksum) at the last step, and
   // writes the last checkpoint, the last evaluation and the report, then says so.
   testing::expect_chief_ends_with_the_final_state(r.output, out, 250);
+  EXPECT_GE(final_accuracy(r.output), 0.7) << r.output;
+  EXPECT_FALSE(find_line(r.output, std::regex(R"(\[worker0\] .*worker 0: the run's end is written)")).empty()) << r.output;
+  fs::remove_all(out);
+}
+
+// The chief lost twice at the run's end (TRIB_TEST_FAULT=allreduce-chief-lost-at-final-checkpoint:2:
+// its first process and its first relaunched one each kill themselves right after the last
+// exchange, the second one once it has taken the final state): relaunched twice, in place, and
+// the last one writes the last checkpoint and the report; everybody exits 0.
+TEST(AllreduceChiefEnd, AChiefLostTwiceAtTheRunsEndIsRelaunchedTwiceAndTheLastOneWritesTheRunsEnd) {
+  const fs::path out = testing::fresh_path("allreduce_faults", "chief_final_twice");
+  const std::map<std::string, std::string> fault{{"TRIB_TEST_FAULT", "allreduce-chief-lost-at-final-checkpoint:2"}};
+  TribRun r = testing::run_trib(one_epoch(out), std::chrono::seconds(300), {}, fault);
+  ASSERT_NE(r.output.find("TRIB_TEST_FAULT: worker 0 is lost after the run's last exchange (kill -9)"), std::string::npos)
+      << r.output;
+  ASSERT_NE(r.output.find("TRIB_TEST_FAULT: worker 0, relaunched 1 time(s), is lost after the run's last exchange "
+                          "(kill -9)"),
+            std::string::npos)
+      << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (int n : {1, 2}) {
+    SCOPED_TRACE(fmt::format("relaunch {}", n));
+    EXPECT_FALSE(find_line(r.output, std::regex(fmt::format(R"(local cluster: worker0 \(pid [0-9]+\) was killed by signal )"
+                                                            R"(9 \(Killed\); relaunching \({} of 3\))",
+                                                            n)))
+                     .empty())
+        << r.output;
+  }
+  EXPECT_EQ(r.output.find("relaunching (3 of 3)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("not relaunched in place"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+
+  // Each relaunched chief took the final state at the last step (the same variables both times),
+  // and the last one wrote the run's end.
+  testing::expect_chief_ends_with_the_final_state(r.output, out, 250);
+  const std::regex joined(R"(\[worker0\] joined the allreduce group as generation [0-9]+: rank 0 of 3; starts at step 250 )"
+                          R"(with rank [12]'s variables \(crc32c ([0-9a-f]{8})\))");
+  std::vector<std::string> crcs;
+  std::istringstream lines(r.output);  // line by line: std::regex on a whole transcript recurses too deep
+  std::smatch m;
+  for (std::string line; std::getline(lines, line);)
+    if (std::regex_search(line, m, joined)) crcs.push_back(m[1]);
+  ASSERT_EQ(crcs.size(), 2u) << r.output;
+  EXPECT_EQ(crcs[0], crcs[1]) << r.output;
   EXPECT_GE(final_accuracy(r.output), 0.7) << r.output;
   EXPECT_FALSE(find_line(r.output, std::regex(R"(\[worker0\] .*worker 0: the run's end is written)")).empty()) << r.output;
   fs::remove_all(out);
