@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -50,6 +51,17 @@ class ChiefWaitTest : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return false;
+  }
+  // Worker 0 and 1 join; worker 0 (after `before`, if given) goes away without leaving; the
+  // job's failure, which it must end with.
+  std::string failure_after_losing_the_chief(const std::function<void(Member&)>& before = {}) {
+    auto w0 = join("worker", 0);
+    auto w1 = join("worker", 1);
+    if (before) before(*w0);
+    w0.reset();
+    Outcome o = coordinator_->wait(Millis(20000));
+    EXPECT_FALSE(o.ok);
+    return o.failure;
   }
   std::string relaunched() { return coordinator_->store().try_get(membership_key::kChiefRelaunched).value_or(""); }
   bool printed(const std::string& text) {
@@ -98,31 +110,23 @@ TEST_F(ChiefWaitTest, ALostChiefIsWaitedForAndANewWorker0TakesTheRunBack) {
 
 TEST_F(ChiefWaitTest, NobodyComingBackWithinTheBoundEndsTheJobWithTheResumeLine) {
   start(Millis(1000));
-  auto w0 = join("worker", 0);
-  auto w1 = join("worker", 1);
-  w0.reset();
-  Outcome o = coordinator_->wait(Millis(20000));
-  EXPECT_FALSE(o.ok);
-  EXPECT_NE(o.failure.find("it is the chief, and it did not come back within 1 s (cluster.join_timeout_s), so the job "
-                           "ends: resume it from its newest checkpoint with --resume /runs/t"),
+  const std::string failure = failure_after_losing_the_chief();
+  EXPECT_NE(failure.find("it is the chief, and it did not come back within 1 s (cluster.join_timeout_s), so the job "
+                         "ends: resume it from its newest checkpoint with --resume /runs/t"),
             std::string::npos)
-      << o.failure;
+      << failure;
   // A worker 0 started now is told why it is refused.
   EXPECT_THROW(join("worker", 0), InvalidArgument);
 }
 
 TEST_F(ChiefWaitTest, AChiefThatFailedWithAnErrorEndsTheJobAtOnce) {
   start(Millis(60000));
-  auto w0 = join("worker", 0);
-  auto w1 = join("worker", 1);
-  w0->store().set(membership_key::kChiefFailed, "data file /d/train.gz: not found");
-  w0.reset();
-  Outcome o = coordinator_->wait(Millis(10000));
-  EXPECT_FALSE(o.ok);
-  EXPECT_NE(o.failure.find("it is the chief, which failed with an error (data file /d/train.gz: not found) that a "
-                           "restart would repeat, so the job ends: resume it"),
+  const std::string failure = failure_after_losing_the_chief(
+      [](Member& chief) { chief.store().set(membership_key::kChiefFailed, "data file /d/train.gz: not found"); });
+  EXPECT_NE(failure.find("it is the chief, which failed with an error (data file /d/train.gz: not found) that a "
+                         "restart would repeat, so the job ends: resume it"),
             std::string::npos)
-      << o.failure;
+      << failure;
 }
 
 TEST_F(ChiefWaitTest, AChiefLostMoreTimesThanMaxRestartsEndsTheJob) {
@@ -143,16 +147,12 @@ TEST_F(ChiefWaitTest, AChiefLostMoreTimesThanMaxRestartsEndsTheJob) {
 
 TEST_F(ChiefWaitTest, AChiefThatMayNotBeLostEndsTheJobSayingWhy) {
   start(Millis(60000), 3, /*chief_may_be_lost=*/false);
-  auto w0 = join("worker", 0);
-  auto w1 = join("worker", 1);
-  w0.reset();
-  Outcome o = coordinator_->wait(Millis(10000));
-  EXPECT_FALSE(o.ok);
-  EXPECT_NE(o.failure.find("it is the chief, which is not relaunched in place in a stream job (its Kafka positions "
-                           "are the chief's to commit), so the job ends: resume it from its newest checkpoint with "
-                           "--resume /runs/t"),
+  const std::string failure = failure_after_losing_the_chief();
+  EXPECT_NE(failure.find("it is the chief, which is not relaunched in place in a stream job (its Kafka positions "
+                         "are the chief's to commit), so the job ends: resume it from its newest checkpoint with "
+                         "--resume /runs/t"),
             std::string::npos)
-      << o.failure;
+      << failure;
   EXPECT_EQ(relaunched(), "");
 }
 
