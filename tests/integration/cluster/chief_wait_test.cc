@@ -4,8 +4,10 @@
 // worker 0 takes its index back, told that it takes the run back; past the bound, after an
 // error the chief reported, or past its returns, the job ends with the resume line.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -28,13 +30,15 @@ class ChiefWaitTest : public ::testing::Test {
   std::shared_ptr<net::Transport> transport(const std::string& role) {
     return std::make_shared<net::TcpTransport>(net::NetContext::create(secret_, {role, 0, ""}));
   }
-  void start(Millis chief_wait, int chief_returns = 3, bool chief_may_be_lost = true) {
+  void start(Millis chief_wait, int chief_returns = 3, bool chief_may_be_lost = true, const std::string& listen = "127.0.0.1:0",
+             const std::string& journal = "") {
     coordinator_ = std::make_unique<Coordinator>(
         transport("coordinator"),
-        CoordinatorOptions{.job_yaml = "name: t\n", .run_dir = "/runs/t", .ps = 0, .workers = 2,
+        CoordinatorOptions{.listen = listen, .job_yaml = "name: t\n", .run_dir = "/runs/t", .ps = 0, .workers = 2,
                            .workers_may_be_lost = true, .chief_may_be_lost = chief_may_be_lost,
                            .chief_wait = chief_wait, .chief_returns = chief_returns,
                            .chief_not_relaunched = " in a stream job (its Kafka positions are the chief's to commit)",
+                           .journal = journal,
                            .info = [this](const std::string& line) {
                              std::lock_guard lock(mu_);
                              lines_.push_back(line);
@@ -154,6 +158,39 @@ TEST_F(ChiefWaitTest, AChiefThatMayNotBeLostEndsTheJobSayingWhy) {
             std::string::npos)
       << failure;
   EXPECT_EQ(relaunched(), "");
+}
+
+// A coordinator restarted from its journal while the chief is away waits for it again: the other
+// worker reconnecting and finishing does not end the job; a new worker 0 does.
+TEST_F(ChiefWaitTest, ACoordinatorRestartedWhileTheChiefIsAwayWaitsForItAgain) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("trib_chief_wait_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string journal = (dir / "coordinator-journal.json").string();
+  start(Millis(60000), 3, true, "127.0.0.1:0", journal);
+  const std::string address = coordinator_->address();
+  auto w0 = join("worker", 0);
+  auto w1 = join("worker", 1);
+  w1->set_reconnect({.give_up = Millis(60000), .first_backoff = Millis(50), .max_backoff = Millis(200),
+                     .info = [](const std::string&) {}});
+  w0.reset();
+  ASSERT_TRUE(chief_lost());
+  coordinator_.reset();  // gone without a word: the journal stays as it was
+  start(Millis(60000), 3, true, address, journal);
+  EXPECT_TRUE(coordinator_->restart().running);
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!w1->connected() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(Millis(20));
+  ASSERT_TRUE(w1->connected());
+  w1->leave();
+  EXPECT_THROW(coordinator_->wait(Millis(600)), Timeout);  // the chief has the run's end to write
+
+  auto again = join("worker", 0);
+  EXPECT_EQ(relaunched(), "1") << "the journal kept it: the new worker 0 takes the run back";
+  again->leave();
+  Outcome o = coordinator_->wait(Millis(10000));
+  EXPECT_TRUE(o.ok) << o.failure;
+  coordinator_.reset();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
