@@ -103,5 +103,33 @@ TEST(SupervisedRestart, AChiefNotBackWithinTheJoinTimeoutEndsTheJobWithOneLineSa
       << out;
 }
 
+// A chief that fails with an error (here: its run directory already holds another run) would
+// fail the same way if started again: it says so before it exits, and the coordinator ends the
+// job at once with its error instead of waiting cluster.join_timeout_s (60 s) for it.
+TEST(SupervisedRestart, AChiefThatFailsWithAnErrorEndsTheJobAtOnceNamingIt) {
+  std::unique_ptr<SupervisedJob> owned = tiny_ps_job(200000);
+  SupervisedJob& job = *owned;
+  fs::create_directories(job.run);
+  job.dir.file("run/metrics.jsonl", "{}\n");
+  ASSERT_TRUE(job.ready()) << job.coordinator->output();
+  auto ps0 = job.start("ps", 0, "ps0");
+  auto ps1 = job.start("ps", 1, "ps1");
+  auto worker0 = job.start("worker", 0, "worker0");
+  auto worker1 = job.start("worker", 1, "worker1");
+  std::vector<Trib*> all{job.coordinator.get(), ps0.get(), ps1.get(), worker0.get(), worker1.get()};
+  // Well within the 60 s the coordinator would wait for a chief that was killed.
+  ASSERT_TRUE(wait_until(all, [&] { return all_exited(all); }, 40s)) << transcript(all);
+  const std::string out = transcript(all);
+  EXPECT_NE(worker0->exit_code(), 0) << out;
+  EXPECT_NE(job.coordinator->exit_code(), 0) << out;
+  EXPECT_EQ(job.coordinator->output().find("for worker 0, the chief, to come back"), std::string::npos) << out;
+  EXPECT_TRUE(job.coordinator->printed("it is the chief, which failed with an error (output directory '" +
+                                       job.run.string() + "' already exists and is not empty"))
+      << out;
+  EXPECT_TRUE(job.coordinator->printed("that a restart would repeat, so the job ends: resume it from its newest "
+                                       "checkpoint with --resume " + job.run.string()))
+      << out;
+}
+
 }  // namespace
 }  // namespace trib::testing
