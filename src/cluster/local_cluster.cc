@@ -289,9 +289,10 @@ int run_local_cluster(const LocalClusterOptions& o) {
         continue;
       }
       ++restarts;
-      board.print(fmt::format("local cluster: {} (pid {}) {}; relaunching ({} of {})", c->name(), c->pid(),
-                              c->describe_exit(), restarts, o.max_restarts));
       const int index = std::stoi(c->name().substr(std::string("worker").size()));
+      board.print(fmt::format("local cluster: {} (pid {}) {}; relaunching ({} of {}){}", c->name(), c->pid(),
+                              c->describe_exit(), restarts, o.max_restarts,
+                              index == 0 && !o.chief_note.empty() ? "; " + o.chief_note : ""));
       if (index == 0) coordinator.store().set(membership_key::kChiefRelaunched, std::to_string(restarts));
       ChildProcess& again = sup.relaunch(c, argv("worker", index), env);
       board.print(fmt::format("local cluster: {} relaunched (pid {})", again.name(), again.pid()));
