@@ -6,8 +6,8 @@
 // rejoins in place"):
 // - ps_replicas 0: server 1 comes back empty: one restore of the job brings both back;
 // - ps_replicas 1: server 1's backup takes its shard over (no restore for the server's loss),
-//   and the chief rejoins in place: nothing rolls back. With no other worker, a race decides
-//   whether the chief reaches the backup's copy first (see the third test).
+//   and the chief rejoins in place: nothing rolls back, also with no other worker (the third
+//   test).
 // Either way: no whole-job restart, each process relaunched once, the newest checkpoint at the
 // last step, and the accuracy within 1 point of a fault-free run.
 #include <gtest/gtest.h>
@@ -138,18 +138,15 @@ TEST(PsChiefAndServerLost, WithBackupsAndNoOtherWorkerTheRelaunchedChiefFindsThe
   TribRun r = run_losing_chief_and_server(out, 1, 1);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("did not come back"), std::string::npos) << r.output;
-  // Which of two, by a race between the relaunched chief and the relaunched server: the chief
-  // reaches the shard's hot backup on server 0 first (it takes the shard over and the chief
-  // rejoins in place), or the relaunched server 1 has published its own new backup of the
-  // shard first, which holds no copy yet and hides the hot one: then the shard falls back to the
-  // automatic restore from the newest checkpoint, the chief's one restore.
-  if (r.output.find("cannot rejoin the running job in place") == std::string::npos) {
-    expect_rejoined_in_place(r, out);
-  } else {
-    EXPECT_TRUE(r.output.find("ps 1's backup joined late and holds no copy of the shard yet") != std::string::npos)
-        << r.output;
-    expect_one_restore(r, out, "ps 1");
-  }
+  // Nobody else reaches server 1's shard: the relaunched chief does, at its hot backup on
+  // server 0, which takes it over, and the chief rejoins in place. (The relaunched server 1
+  // used to publish its own new backup of the shard as soon as it started, holding no copy;
+  // when that came before the chief, the hot copy was out of reach and the shard fell back to a
+  // restore from the newest checkpoint. It now waits for the takeover: ps_replica_role.cc.)
+  expect_rejoined_in_place(r, out);
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("ps 1's backup: worker 0 at \\S+ came here \\(its connection to ps "
+                                                     "1 closed\\); taking over the shard with no rollback")))
+      << r.output;
   std::smatch done;
   ASSERT_TRUE(std::regex_search(r.output, done, std::regex("done: test accuracy [0-9.]+, test loss [0-9.]+, ([0-9]+) steps")))
       << r.output;
