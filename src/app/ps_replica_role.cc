@@ -41,6 +41,17 @@ std::shared_ptr<net::Connection> dial_published(cluster::Member& member, net::Tr
 
 }  // namespace
 
+namespace {
+
+// Set by the backup that takes a shard over from its lost primary: the shard moved at least once.
+std::string taken_over_key(int shard) { return fmt::format("ps/{}/taken_over", shard); }
+
+// How long a relaunched server keeps the shard's hot backup published (below) when nobody
+// takes the shard over: then it publishes its own, as it did at once before.
+constexpr std::chrono::seconds kHotBackupWait{40};
+
+}  // namespace
+
 bool claim_shard_epoch(cluster::Member& member, int shard, std::int64_t epoch) {
   return member.store().add(fmt::format("ps/{}/epoch/{}", shard, epoch), 1) == 1;
 }
@@ -90,19 +101,36 @@ std::unique_ptr<PsReplicaRole> start_ps_replica(cluster::Member& member, ps::PsS
     auto onward = std::make_shared<ps::BackupLink>(shard, ps::BackupLink::Dial(), s.log);
     onward->set_claim([m, shard](std::int64_t epoch) { return claim_shard_epoch(*m, shard, epoch); });
     backup->set_forward([onward](const net::Message& frame, std::int64_t& epoch) { return onward->forward(frame, epoch); });
-    backup->set_taken_over([m, shard, address] { m->store().set(fmt::format("ps/{}/address", shard), address); });
+    backup->set_taken_over([m, shard, address] {
+      m->store().set(fmt::format("ps/{}/address", shard), address);
+      m->store().set(taken_over_key(shard), address);
+    });
     role->onward.push_back(onward);
     role->attach->add({shard, &backup->server(), onward, [backup] { return backup->acting(); }, address});
-    member.store().set(ps_backup_key(shard), address);
     member.subscribe([backup](const cluster::RosterView& roster) {
       for (const cluster::LostEntry& l : roster.lost)
         if (l.role == "worker") backup->worker_lost(l.index, l.generation);
       for (const cluster::RosterEntry& e : roster.members)
         if (e.role == "worker") backup->worker_joined(e.index, e.incarnation);
     });
-    if (s.log)
-      s.log(fmt::format("ps {}: holds the {}backup of ps {} at {}", s.index, s.relaunched ? "new " : "", shard,
-                        address));
+    auto publish = [m, shard, address, log = s.log, index = s.index, relaunched = s.relaunched] {
+      m->store().set(ps_backup_key(shard), address);
+      if (log) log(fmt::format("ps {}: holds the {}backup of ps {} at {}", index, relaunched ? "new " : "", shard, address));
+    };
+    // A relaunched server's own shard that nobody took over yet (no worker reached it since its
+    // primary was lost: a relaunched chief, alone, dials it only after this server started):
+    // its address here would hide the hot backup, which holds the only copy, and the shard
+    // would fall back to a restore from the newest checkpoint. It waits for the takeover.
+    if (s.relaunched && shard == s.index && !member.store().try_get(taken_over_key(shard)))
+      role->publish_own = std::jthread([m, shard, publish](std::stop_token stop) {
+        const auto until = std::chrono::steady_clock::now() + kHotBackupWait;
+        while (!stop.stop_requested() && !m->store().try_get(taken_over_key(shard)) &&
+               std::chrono::steady_clock::now() < until)
+          std::this_thread::sleep_for(100ms);
+        if (!stop.stop_requested()) publish();
+      });
+    else
+      publish();
   }
   if (!s.relaunched) {
     // This server's own shard goes to its backup on server index + 1.

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app/backup_attach.h"
@@ -42,6 +43,9 @@ struct PsReplicaRole {
   // This process was replaced: its primary, or a shard it took over, is fenced.
   bool fenced() const;
   ~PsReplicaRole();
+  // A relaunched server's backup of its own shard, published only once the shard's hot backup
+  // took it over (start_ps_replica). Last: stopped before anything above goes.
+  std::jthread publish_own;
 };
 
 struct PsReplicaSetup {
@@ -49,7 +53,9 @@ struct PsReplicaSetup {
   int servers = 1;  // cluster.ps
   // A relaunched server (a primary of its index was serving before): it serves no shard of
   // its own, and holds new backups of shard (index - 1) mod n and of its own shard (now
-  // served by the backup that took it over), each a copy sent by the shard's primary.
+  // served by the backup that took it over), each a copy sent by the shard's primary. Its own
+  // shard's backup is published once the shard was taken over: until then the hot backup's
+  // address stays where the shard's workers (a relaunched chief) look for it.
   bool relaunched = false;
   // The options server `index` of the job runs with (the backup runs as that server would).
   std::function<ps::PsServerOptions(int index)> options_for;

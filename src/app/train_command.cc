@@ -160,14 +160,17 @@ int run_train(const TrainArgs& args, const Log& log) {
   // With strategy.ps_replicas a lost server's backup takes over and nothing rolls back.
   lc.relaunch_servers = o.job.strategy.name == config::StrategyName::ps;
   lc.server_backups = o.job.strategy.ps_replicas > 0;
-  // A lost chief likewise: the new one restores every server from the newest checkpoint (ps),
-  // joins the survivors' group as a relaunched worker does (allreduce), or takes the pipeline's
+  // A lost chief likewise: the new one rejoins the running job with the servers' state (ps;
+  // it restores every server from the newest checkpoint where one was relaunched empty), joins the survivors' group as a relaunched worker does (allreduce), or takes the pipeline's
   // run directory back as stage 0 (relaunch_stages). Not a stream job's: its Kafka positions
   // are the chief's to commit, and a new chief's would not follow the others' in-place rewind;
   // the job restarts whole instead (below).
   lc.relaunch_chief = ((lc.relaunch_servers || o.job.strategy.name == config::StrategyName::allreduce) &&
                        !o.job.data.stream()) ||
                       relaunch_stages;
+  if (lc.relaunch_chief && o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream())
+    lc.chief_note = "it rejoins the running job in place with the servers' state (if a server was lost with it and "
+                    "no backup holds its shard, every server reloads the newest checkpoint)";
   const bool restarts_whole_job =
       pipeline || (o.job.data.stream() && o.job.strategy.name != config::StrategyName::local);
   if (pipeline)

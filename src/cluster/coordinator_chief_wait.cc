@@ -30,8 +30,8 @@ std::string Coordinator::await_chief_locked(const std::string& address, const st
 std::string Coordinator::chief_waited_for_locked() const {
   return fmt::format(
       "the job waits up to {} s (cluster.join_timeout_s) for worker 0, the chief, to come back: its node's supervisor "
-      "starts it again with the same command (trib worker --index 0 ...), and it takes the run back from its newest "
-      "checkpoint; {} other worker(s) go on meanwhile",
+      "starts it again with the same command (trib worker --index 0 ...), and it rejoins the running job with its "
+      "state; {} other worker(s) go on meanwhile",
       whole_seconds(options_.chief_wait), workers_left_);
 }
 

@@ -290,9 +290,10 @@ int run_local_cluster(const LocalClusterOptions& o) {
         continue;
       }
       ++restarts;
-      board.print(fmt::format("local cluster: {} (pid {}) {}; relaunching ({} of {})", c->name(), c->pid(),
-                              c->describe_exit(), restarts, o.max_restarts));
       const int index = std::stoi(c->name().substr(std::string("worker").size()));
+      board.print(fmt::format("local cluster: {} (pid {}) {}; relaunching ({} of {}){}", c->name(), c->pid(),
+                              c->describe_exit(), restarts, o.max_restarts,
+                              index == 0 && !o.chief_note.empty() ? "; " + o.chief_note : ""));
       // The coordinator set it when it evicted the chief; again here for a chief that had left
       // before it was lost. The same count: how many times the chief was relaunched.
       if (index == 0) coordinator.store().set(membership_key::kChiefRelaunched, std::to_string(++chief_restarts));

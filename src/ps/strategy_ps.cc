@@ -245,8 +245,10 @@ bool PsUpdate::push_nonfinite(std::int64_t step, VariableStore& vars) {
 }
 
 std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) {
+  std::optional<Pulled> rejoined;  // a relaunched chief's read of the running job
   if (o_.worker_index == 0 && o_.recovery.chief_relaunched) {
-    take_back(vars);  // strategy_ps_restore.cc
+    rejoined = rejoin_running_job(vars, checkpoint);  // strategy_ps_rejoin.cc
+    if (!rejoined) take_back(vars);                   // strategy_ps_restore.cc
   } else if (o_.worker_index == 0) {
     fan_out_->run(o_.servers.size(), [&](std::size_t p) {
       if (checkpoint != nullptr) {
@@ -269,7 +271,8 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
   }
   vars_ = &vars;
   Pulled read;
-  for (;;) {
+  if (rejoined) read = std::move(*rejoined);
+  for (; !rejoined;) {
     try {
       read = pull_all(-1, vars);
       break;
@@ -283,7 +286,7 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
   if (!read.cursor.empty()) resume_cursor_ = std::move(read.cursor);
   // A relaunched worker (resuming past step 0) or a joiner (an index beyond the job's
   // starting workers) says what it starts from; the servers log the same checksum.
-  if (o_.log && (resume > 0 || o_.worker_index >= o_.workers)) {
+  if (o_.log && (resume > 0 || o_.worker_index >= o_.workers || rejoined_)) {
     std::string sums;
     for (int p = 0; p < o_.placement.num_ps; ++p)
       sums += fmt::format("{}ps {} crc32c {:08x}", p == 0 ? "" : ", ", p, values_crc32c(pack_values(p, vars)));

@@ -126,13 +126,15 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     if (joined->peer_cursor) source.follow(data::DataPosition::parse(*joined->peer_cursor));
     source.reshard(joined->rank, joined->workers);
   }
-  // A chief that joined its running group (allreduce) has the group's state, newer than the checkpoint.
+  // A chief that joined its running group (allreduce) or rejoined the running job (its
+  // servers' state: parameter servers) has the job's current state, newer than the checkpoint.
+  const bool in_place = joined.has_value() || update->rejoined_running_job();
   if (taken_back)
     progress.message(fmt::format("worker 0: relaunched in place of the lost chief; takes the run back at step {} ({}{})",
-                                 ctx.step, joined ? "the group's state; " : "",
-                                 !resumed ? "no checkpoint yet"
-                                 : joined ? "newest checkpoint " + resumed->checkpoint.dir().string()
-                                          : resumed->checkpoint.dir().string()));
+                                 ctx.step, joined ? "the group's state; " : in_place ? "the servers' state; " : "",
+                                 !resumed   ? "no checkpoint yet"
+                                 : in_place ? "newest checkpoint " + resumed->checkpoint.dir().string()
+                                            : resumed->checkpoint.dir().string()));
   else if (resumed)
     progress.message(fmt::format("resumed from {} at step {}", resumed->checkpoint.dir().string(), ctx.step));
   hooks.on_start(ctx);

@@ -49,9 +49,13 @@ struct LocalClusterOptions {
   // The same for the chief (worker 0; counted with the other workers): the coordinator goes on
   // without it meanwhile (CoordinatorOptions::chief_may_be_lost), and the new process, told
   // by membership_key::kChiefRelaunched, takes the run directory back from its newest
-  // checkpoint: for a parameter-server job, every server is restored from it in a new
-  // generation and every worker rewinds (as after a server's loss).
+  // checkpoint: for a parameter-server job on files it then rejoins the running job with the
+  // servers' state (nothing rolls back), unless a server was relaunched empty with it: then
+  // every server is restored from the checkpoint in a new generation and every worker rewinds
+  // (as after a server's loss).
   bool relaunch_chief = false;
+  // Said after the line announcing the chief's relaunch: what the new chief does ("" none).
+  std::string chief_note;
   // Printed after the failure when a process killed by a signal (lost, not failed with an
   // error) ends the job: why it is not recovered in place.
   std::string loss_note;

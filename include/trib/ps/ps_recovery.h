@@ -49,9 +49,17 @@ struct PsRecoveryOptions {
   // Longest wait for a relaunched server, or (not the chief) for the chief's restore.
   std::chrono::milliseconds timeout{120000};
   // Chief: this process was started in place of a lost chief (cluster/membership_keys.h,
-  // kChiefRelaunched). It does not initialize the servers: it restores every one from the
-  // newest checkpoint in a new generation, as after a server's loss, and every worker rewinds.
+  // kChiefRelaunched). It does not initialize the servers. With `chief_rejoins`, when every
+  // server still holds the job's state (none was lost with the chief, or a backup took its
+  // shard over), it rejoins the running job as a relaunched worker does: the servers' values,
+  // optimizer state, its step and its data cursor, and nothing rolls back
+  // (strategy_ps_rejoin.cc). Otherwise (a server relaunched empty, or without
+  // `chief_rejoins`) it restores every server from the newest checkpoint in a new
+  // generation, as after a server's loss, and every worker rewinds.
   bool chief_relaunched = false;
+  // A file job's relaunched chief rejoins in place (above). False for a stream job: its Kafka
+  // offsets are the chief's to commit, and only a checkpoint holds them for the new chief.
+  bool chief_rejoins = false;
 
   bool enabled() const { return static_cast<bool>(reconnect); }
 

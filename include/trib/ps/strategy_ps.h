@@ -85,6 +85,7 @@ class PsUpdate final : public update::UpdateStrategy {
   std::optional<std::string> resume_data_cursor() const override { return resume_cursor_; }
   std::string report() const override { return report_; }
   std::optional<update::Rewind> take_rewind() override;
+  bool rejoined_running_job() const override { return rejoined_; }
 
  private:
   Tensor pack_values(int ps, const VariableStore& vars) const;
@@ -144,6 +145,11 @@ class PsUpdate final : public update::UpdateStrategy {
   // newest checkpoint, or from this process's initial values (training.seed's, as the lost
   // chief's were) when there is none yet.
   void take_back(VariableStore& vars);
+  // A relaunched chief's start when every server holds the running job's state: their values
+  // (in `vars`), its step and data cursor, as a relaunched worker's plain read; nullopt (and
+  // `vars` untouched) when a server holds none, or is not reached: the job is taken back
+  // instead (take_back). strategy_ps_rejoin.cc.
+  std::optional<Pulled> rejoin_running_job(VariableStore& vars, const Checkpoint* checkpoint);
   // Not the chief: waits for the announcement of a restore newer than this worker's generation
   // and reconnects to the servers whose connection closed.
   nlohmann::json await_restore();
@@ -187,6 +193,7 @@ class PsUpdate final : public update::UpdateStrategy {
   std::map<std::string, Tensor> initial_local_;
   std::vector<nlohmann::json> restores_;  // chief: each announcement, in order
   std::int64_t steps_redone_ = 0;         // this worker, over every restore
+  bool rejoined_ = false;                 // a relaunched chief that rejoined the running job in place
 };
 
 }  // namespace trib::ps

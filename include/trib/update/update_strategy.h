@@ -90,6 +90,10 @@ class UpdateStrategy {
   // After start(): where this worker's data resumes, when the strategy knows (a relaunched
   // parameter-server worker); nullopt: where the source's own start put it.
   virtual std::optional<std::string> resume_data_cursor() const { return std::nullopt; }
+  // After start(), on a chief started in place of a lost one: true when it rejoined the
+  // running job with its current state (the parameter servers'), false when it took the job
+  // back to its newest checkpoint (or it is no such chief).
+  virtual bool rejoined_running_job() const { return false; }
   // After apply() returned false: set when the job rolled back instead (the step was not
   // applied, and the loop rewinds to the Rewind's step and data). Taken once.
   virtual std::optional<Rewind> take_rewind() { return std::nullopt; }
