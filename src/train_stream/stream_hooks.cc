@@ -267,9 +267,11 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
     if (ctx.chief()) {
       const std::optional<data::DataPosition> merged = sync.gather(ctx.step, own);
       if (!merged)
-        ctx.progress.message(fmt::format("step {}: no checkpoint: a worker was lost or found a parameter server lost, "
-                                         "and the job rolls back to the previous one",
-                                         ctx.step));
+        ctx.progress.message(fmt::format("step {}: no checkpoint: {}", ctx.step,
+                                         ctx.job.strategy.name == config::StrategyName::allreduce
+                                             ? "a worker was lost, and the group rolls back to the previous one"
+                                             : "a worker found a parameter server lost, and the job restores from "
+                                               "the previous one"));
       sync.published(ctx.step, merged && checkpoint_and_commit(ctx, *merged));
     } else if (sync.offer(ctx.step, own)) {
       source_.kafka().commit(own);
