@@ -361,6 +361,13 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
   // Stream jobs: workers hand their Kafka offsets to the chief through the coordinator's store.
   o.distribution.publish = [&member](const std::string& key, const std::string& value) { member->store().set(key, value); };
   o.distribution.lookup = [&member](const std::string& key) { return member->store().try_get(key); };
+  // An allreduce stream job's chief gives way at a checkpoint barrier for a lost worker (stream_sync.h).
+  if (job.strategy.name == config::StrategyName::allreduce && job.data.stream())
+    o.distribution.worker_lost = [&member](int index) {
+      const cluster::RosterView roster = member->roster();
+      return std::none_of(roster.members.begin(), roster.members.end(),
+                          [index](const cluster::RosterEntry& e) { return e.role == "worker" && e.index == index; });
+    };
 
   // Named by its index: a peer's error then says which worker it lost.
   auto data_plane = transport_for("worker", args, net_options(job), log, m.index);
@@ -417,6 +424,12 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
         .log = &log,
         .await_chief_word = !job.data.stream()});
     // A relaunched worker joins the running group once its strategy starts (its model built).
+    // Not a stream job's: its Kafka positions would not follow the group's (docs/fault_tolerance.md,
+    // "Allreduce stream jobs: a lost worker"); the job goes on without it.
+    TRIB_CHECK(!(allreduce->joining() && job.data.stream()), InvalidArgument,
+               "worker {}: an allreduce stream job cannot take a worker back while it runs (the survivors go on "
+               "without it); stop the job and --resume it with all its workers",
+               m.index);
     if (allreduce->joining()) links.join = [a = &*allreduce] { return a->join(); };
     else links.group = allreduce->form();
     links.regroup = allreduce->regroup();

@@ -34,8 +34,9 @@ namespace {
 
 // What a cluster job's processes would each refuse, checked once here before any starts: the
 // data files and that each worker's shard holds a batch.
-// An allreduce job reading Kafka: a lost worker cannot be recovered in place (its sources
-// neither roll back with the group nor reshard; the consumer group moves partitions).
+// An allreduce job reading Kafka: a lost worker is not relaunched (a joiner's Kafka positions
+// would not follow the group's); the survivors re-form the group and roll back to the newest
+// checkpoint, Kafka positions included (docs/fault_tolerance.md, "Allreduce stream jobs").
 bool allreduce_stream(const config::JobConfig& job) {
   return job.strategy.name == config::StrategyName::allreduce && job.data.stream();
 }
@@ -144,17 +145,16 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.net = net_options(o.job);
   lc.live = terminal;
   lc.log_level = log.level();
-  // Under allreduce the survivors re-form their group and go on (docs/fault_tolerance.md).
-  // Not in an allreduce stream job (its Kafka sources neither roll back with the group nor
-  // reshard: the consumer group moves partitions) nor a pipeline (it cannot go on without a
-  // stage): those restart whole instead (below).
+  // Under allreduce the survivors re-form their group and go on (docs/fault_tolerance.md); in
+  // a stream job they also roll back to the newest checkpoint, Kafka positions included. Not a
+  // pipeline (it cannot go on without a stage): it restarts whole instead (below).
   const bool pipeline = o.job.strategy.name == config::StrategyName::pipeline;
   // A pipeline without replicas relaunches a lost stage alone, stage 0 (the chief) included:
   // the others roll back in place, and a relaunched stage 0 takes the run directory back.
   const bool relaunch_stages = pipeline && o.job.strategy.replicas == 1 && o.job.cluster.max_restarts > 0;
-  lc.workers_may_be_lost =
-      (o.job.strategy.name != config::StrategyName::local && !allreduce_stream(o.job) && !pipeline) || relaunch_stages;
-  lc.relaunch_workers = lc.workers_may_be_lost;  // a relaunched allreduce worker joins the running group
+  lc.workers_may_be_lost = (o.job.strategy.name != config::StrategyName::local && !pipeline) || relaunch_stages;
+  // A relaunched allreduce worker joins the running group; not in a stream job, which goes on with N-1.
+  lc.relaunch_workers = lc.workers_may_be_lost && !allreduce_stream(o.job);
   // A lost parameter server is relaunched, and the chief restores the job from a checkpoint;
   // a stream job's workers rewind their Kafka positions with it, in place.
   // With strategy.ps_replicas a lost server's backup takes over and nothing rolls back.
@@ -179,7 +179,7 @@ int run_train(const TrainArgs& args, const Log& log) {
     lc.loss_note = fmt::format(
         "a stream job restarts all its processes from the newest checkpoint when it loses {}; every event is trained "
         "exactly once",
-        allreduce_stream(o.job) ? "a worker (its Kafka positions do not roll back with the group)"
+        allreduce_stream(o.job) ? "its chief (a lost worker is recovered in place)"
                                 : "a process it does not recover in place (its chief, or a server past "
                                   "cluster.max_restarts)");
   lc.max_restarts = o.job.cluster.max_restarts;
@@ -254,8 +254,7 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                .max_workers = job.strategy.name == config::StrategyName::ps
                                                                   ? job.cluster.max_workers_or_default()
                                                                   : job.cluster.workers,
-                                               .workers_may_be_lost = job.strategy.name != config::StrategyName::local &&
-                                                                      !allreduce_stream(job),
+                                               .workers_may_be_lost = job.strategy.name != config::StrategyName::local,
                                                // A lost server is relaunched by whatever supervises
                                                // this host's roles (systemd, Kubernetes, a script:
                                                // the same `trib ps --join`); the chief restores the

@@ -96,6 +96,7 @@ void AllreduceUpdate::agree_and_roll_back(std::int64_t step, VariableStore& vars
   rb.step = to;
   rb.rank = g.rank();
   rb.workers = g.size();
+  rb.generation = static_cast<std::int64_t>(g.generation());
   if (auto it = cursors_.find(to - 1); it != cursors_.end() && !it->second.empty()) rb.data_cursor = it->second;
   cursors_.erase(cursors_.lower_bound(to), cursors_.end());
   if (!root_cursor.empty()) rb.peer_cursor = root_cursor;

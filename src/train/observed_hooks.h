@@ -29,6 +29,9 @@ class ObservedHooks final : public TrainingHooks {
   void on_report(LoopContext& ctx) override;
   void on_last_step(LoopContext& ctx) override { inner_.on_last_step(ctx); }
   void on_rewind(LoopContext& ctx, const update::Rewind& rewind) override { inner_.on_rewind(ctx, rewind); }
+  std::optional<std::int64_t> on_regroup(LoopContext& ctx, const update::Rollback& rollback) override {
+    return inner_.on_regroup(ctx, rollback);
+  }
   void on_checkpoint(LoopContext& ctx, bool final) override;
   void on_end(LoopContext& ctx) override;
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -78,6 +79,15 @@ class TrainingHooks {
   // `rewind.step`, before the step after it: a hook that keeps positions of its own (a
   // stream's Kafka offsets, in the checkpoint's sections) rewinds them to the checkpoint's.
   virtual void on_rewind(LoopContext& /*ctx*/, const update::Rewind& /*rewind*/) {}
+  // After the workers re-formed their group (a lost allreduce worker; the update strategy
+  // holds the new group, and the survivors' state of step `rollback.step`), on every survivor,
+  // before the loop goes on: a hook whose positions cannot follow the group's rollback (a
+  // stream's Kafka offsets) rolls the whole group back further, to a step whose positions it
+  // knows (the newest checkpoint's), and returns it. nullopt: the loop goes on from
+  // rollback.step, with the data where the strategy says it stood (the default).
+  virtual std::optional<std::int64_t> on_regroup(LoopContext& /*ctx*/, const update::Rollback& /*rollback*/) {
+    return std::nullopt;
+  }
   // Once this worker has taken its last step, before the strategy's finish() (which, on a
   // parameter-server chief, waits for every other worker to be done): a hook whose
   // checkpoints are barriers between workers releases them here, or a worker still stepping

@@ -180,6 +180,10 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
           // survivors agreed, with this worker's data where it stood then, reshard from the next epoch.
           progress.message(rb->message);
           ctx.step = rb->step;
+          if (std::optional<std::int64_t> back = hooks.on_regroup(ctx, *rb)) {
+            ctx.step = *back;  // the hook rolled the group back further, data included
+            continue;
+          }
           if (rb->data_cursor) source.resume_at(data::DataPosition::parse(*rb->data_cursor));
           source.reshard(rb->rank, rb->workers);
           continue;

@@ -110,13 +110,15 @@ void KafkaBatchSource::build_pipeline() {
   pipeline_.emplace(builder.batch(tc.batch, /*drop_last=*/false).prefetch(job_.data.prefetch).build());
 }
 
-void KafkaBatchSource::rewind(const data::DataPosition& offsets, std::int64_t generation) {
+void KafkaBatchSource::rewind(const data::DataPosition& offsets, std::int64_t generation,
+                              const std::function<void()>& before_reading) {
   pipeline_.reset();  // joins the prefetch thread: nothing is inside the source's next() now
   // Without a checkpoint: where this run started. Commits after the rewind carry a tag of
   // their own (KafkaSource::rewind).
   kafka_->rewind(offsets.fields().empty() ? start_.offsets : offsets,
                  fmt::format("{}-g{}", start_.run_id, generation));
   sync_.set_scope(generation);
+  if (before_reading) before_reading();
   build_pipeline();
 }
 

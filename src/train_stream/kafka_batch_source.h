@@ -8,6 +8,7 @@
 // buffer or the prefetch queue are read again after a restore, in place (rewind) or not.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,7 +38,10 @@ class KafkaBatchSource final : public train::BatchSource {
   // buffer, prefetch) is torn down, the consumer seeks there, keeping its group membership
   // and partitions, a new pipeline is built over it, and the barriers move to the
   // generation's scope.
-  void rewind(const data::DataPosition& offsets, std::int64_t generation);
+  // `before_reading` (when set) runs after the seek and before the new pipeline reads: an
+  // allreduce group's members wait there for each other (StreamHooks::on_regroup).
+  void rewind(const data::DataPosition& offsets, std::int64_t generation,
+              const std::function<void()>& before_reading = {});
 
   // The checkpoint's "kafka" section this run restored (empty: none).
   const data::DataPosition& restored_offsets() const { return start_.offsets; }

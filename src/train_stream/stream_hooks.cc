@@ -1,9 +1,13 @@
 #include "train_stream/stream_hooks.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include <unistd.h>
+
+#include <fmt/ranges.h>
 
 #include "train/training_state.h"
 #include "trib/stream/stream_counts.h"
@@ -18,12 +22,29 @@ std::int64_t wall_ms() {
 }
 
 // What this worker counts as its own of a position's counts: its own, and the chief also
-// those of workers the job no longer has (a resume with fewer workers).
-stream::StreamCounts own_counts(const train::Distribution& dist, const data::DataPosition& position) {
+// those of workers the job no longer has (a resume with fewer workers, or `members`, an
+// allreduce group re-formed without a lost worker).
+stream::StreamCounts own_counts(const train::Distribution& dist, const data::DataPosition& position,
+                                const std::vector<int>& members) {
   stream::StreamCounts base;
   for (const auto& [w, c] : stream::counts_in(position))
-    if (w == dist.worker_index || (dist.chief() && w >= dist.workers)) base += c;
+    if (w == dist.worker_index ||
+        (dist.chief() && (w >= dist.workers || std::find(members.begin(), members.end(), w) == members.end())))
+      base += c;
   return base;
+}
+
+// Where an allreduce stream group announces the checkpoint it rolls back to, by generation.
+std::string regroup_key(std::int64_t generation) { return fmt::format("stream/regroup/{}", generation); }
+
+// The members of allreduce group `generation`, from its plan in the store (allreduce_membership.cc).
+std::vector<int> planned_members(const train::Distribution& dist, std::int64_t generation) {
+  const std::optional<std::string> text = dist.lookup("allreduce/plan");
+  const nlohmann::json plan = nlohmann::json::parse(text.value_or("{}"), nullptr, false);
+  TRIB_CHECK(plan.is_object() && plan.value("generation", std::int64_t{-1}) == generation, Unavailable,
+             "worker {}: the allreduce plan of generation {} was replaced before the group rolled back: {}",
+             dist.worker_index, generation, text.value_or("none"));
+  return plan.at("workers").get<std::vector<int>>();
 }
 
 // The "kafka" section among a restore's checkpoint sections (JSON text; empty: none).
@@ -78,7 +99,7 @@ void StreamHooks::on_start(train::LoopContext& ctx) {
   ctx.progress.message(fmt::format("Kafka offsets restored: {}", restored.to_string()));
   // Counts continue from the checkpoint's; the chief takes over those of workers the resumed
   // job no longer has. Freshness leaves out the time the job was down.
-  metrics_.restore_counts(own_counts(dist, restored));
+  metrics_.restore_counts(own_counts(dist, restored, source_.sync().members()));
   metrics_.set_freshness_floor(wall_ms());
   if (gauges_) gauges_->set_freshness_floor(wall_ms());
 }
@@ -127,6 +148,11 @@ data::DataPosition StreamHooks::claim(const train::LoopContext& ctx) {
   stream::KafkaSource& kafka = source_.kafka();
   metrics_.set_dead_lettered(kafka.stats().poison);
   data::DataPosition own = kafka.applied_position();
+  if (ctx.chief() && !regrouped_from_.fields().empty()) {
+    data::DataPosition base = regrouped_from_;
+    stream::merge_claims(base, own);
+    own = std::move(base);
+  }
   stream::save_counts(own, ctx.distribution.worker_index, metrics_.counts());
   return own;
 }
@@ -144,7 +170,7 @@ bool StreamHooks::checkpoint_and_commit(train::LoopContext& ctx, const data::Dat
 data::DataPosition StreamHooks::rewind_to(train::LoopContext& ctx, const std::string& sections, std::int64_t step) {
   data::DataPosition offsets = kafka_section(sections);
   if (offsets.fields().empty()) offsets = source_.restored_offsets();
-  metrics_.rewind_counts(own_counts(ctx.distribution, offsets));
+  metrics_.rewind_counts(own_counts(ctx.distribution, offsets, source_.sync().members()));
   ids_->rewind(step);
   return offsets;
 }
@@ -156,6 +182,53 @@ void StreamHooks::on_rewind(train::LoopContext& ctx, const update::Rewind& rewin
                                    ctx.distribution.worker_index, rewind.step, rewind.generation,
                                    offsets.fields().empty() ? std::string("where this run started")
                                                             : offsets.to_string()));
+}
+
+std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, const update::Rollback& rollback) {
+  const train::Distribution& dist = ctx.distribution;
+  // The chief (rank 0 of every group it is in: plans list workers in order) states the step,
+  // the checkpoint's sections and the members; its variables and optimizer state reach the
+  // others through the group (UpdateStrategy::start broadcasts rank 0's).
+  std::optional<ValidCheckpoint> found;
+  if (ctx.chief()) {
+    found = load_latest_valid(ctx.run->checkpoints());
+    // Before the first checkpoint no positions are known but where the run started, which the
+    // others' may be past: the chief fails, and the job restarts whole from the beginning.
+    TRIB_CHECK(found.has_value(), Unavailable,
+               "step {}: a worker was lost before the job's first checkpoint: its Kafka positions cannot roll "
+               "back with the group",
+               ctx.step);
+    const nlohmann::json note{{"step", found->checkpoint.step()},
+                              {"sections", nlohmann::json(found->checkpoint.manifest().sections)},
+                              {"members", planned_members(dist, rollback.generation)}};
+    dist.publish(regroup_key(rollback.generation), note.dump());
+  }
+  const std::int64_t step = ctx.update.start(ctx.vars, found ? &found->checkpoint : nullptr);
+  std::optional<std::string> text;
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1); !(text = dist.lookup(regroup_key(rollback.generation)));) {
+    TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout,
+               "worker {}: the chief did not say which checkpoint allreduce group {} rolls back to within 60 s",
+               dist.worker_index, rollback.generation);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const nlohmann::json note = nlohmann::json::parse(*text);
+  TRIB_CHECK(note.at("step").get<std::int64_t>() == step, InvalidArgument,
+             "worker {}: the group rolled back to step {} but the chief announced checkpoint {}", dist.worker_index, step,
+             note.at("step").get<std::int64_t>());
+  source_.sync().set_members(note.at("members").get<std::vector<int>>());
+  const data::DataPosition offsets = rewind_to(ctx, note.at("sections").dump(), step);
+  if (ctx.chief()) regrouped_from_ = stream::progress_fields(offsets);
+  // Every member seeks before any reads again: partitions that a rebalance moves between
+  // them from here on then continue from hand-over commits tagged with this generation, never
+  // from positions taken before the rewind (kafka_source_offsets.cc).
+  source_.rewind(offsets, rollback.generation, [&] { source_.sync().rendezvous("rewound"); });
+  ctx.saved_step = step;
+  ctx.progress.message(fmt::format("worker {}: allreduce group {} (workers {}) rolled back to checkpoint {} from step {} "
+                                   "({} steps to redo); Kafka positions rewound in place: {}",
+                                   dist.worker_index, rollback.generation,
+                                   fmt::join(source_.sync().members(), ", "), step, ctx.step,
+                                   std::max<std::int64_t>(0, ctx.step - step), offsets.to_string()));
+  return step;
 }
 
 data::DataPosition StreamHooks::adopt_after_end(train::LoopContext& ctx, const AnnouncedRestore& restore) {
@@ -194,9 +267,11 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
     if (ctx.chief()) {
       const std::optional<data::DataPosition> merged = sync.gather(ctx.step, own);
       if (!merged)
-        ctx.progress.message(fmt::format("step {}: no checkpoint: a worker found a parameter server lost, and the job "
-                                         "restores from the previous one",
-                                         ctx.step));
+        ctx.progress.message(fmt::format("step {}: no checkpoint: {}", ctx.step,
+                                         ctx.job.strategy.name == config::StrategyName::allreduce
+                                             ? "a worker was lost, and the group rolls back to the previous one"
+                                             : "a worker found a parameter server lost, and the job restores from "
+                                               "the previous one"));
       sync.published(ctx.step, merged && checkpoint_and_commit(ctx, *merged));
     } else if (sync.offer(ctx.step, own)) {
       source_.kafka().commit(own);

@@ -46,6 +46,11 @@ class StreamHooks final : public train::TrainingHooks {
   // The job rolled back in place: the Kafka positions go back to the checkpoint's (in the
   // restore's sections), inside this process, and so do the counts.
   void on_rewind(train::LoopContext& ctx, const update::Rewind& rewind) override;
+  // Allreduce, a lost worker: the survivors' group takes the chief's newest checkpoint
+  // (variables and optimizer state through the group, no shared filesystem) and every survivor
+  // rewinds its Kafka positions to the checkpoint's, for every partition it owns or is given
+  // later (the lost worker's, moved by the consumer group). Returns the checkpoint's step.
+  std::optional<std::int64_t> on_regroup(train::LoopContext& ctx, const update::Rollback& rollback) override;
   void on_checkpoint(train::LoopContext& ctx, bool final) override;
   void on_end(train::LoopContext& ctx) override;
 
@@ -72,6 +77,10 @@ class StreamHooks final : public train::TrainingHooks {
   std::optional<IdRecorder> ids_;  // from on_start: the run directory exists by then
   std::optional<stream::MetricsRelay> relay_;  // from on_start
   std::optional<StreamGauges> gauges_;         // monitoring on
+  // Chief, after an allreduce group rolled back to a checkpoint: its Kafka progress, under
+  // every later claim of the chief, so that a partition nobody has claimed since (the lost
+  // worker's, before the consumer group moves it) keeps the checkpoint's progress.
+  data::DataPosition regrouped_from_;
 };
 
 }  // namespace trib::train_stream

@@ -35,6 +35,23 @@ data::DataPosition kafka_fields(const data::DataPosition& position) {
 StreamSync::StreamSync(const train::Distribution& dist, std::chrono::milliseconds timeout) : dist_(dist), timeout_(timeout) {
   TRIB_CHECK(dist.workers == 1 || (dist.publish && dist.lookup), InvalidArgument,
              "a stream job with {} workers needs the coordinator's store to agree on offsets", dist.workers);
+  for (int w = 0; w < dist.workers; ++w) members_.push_back(w);
+}
+
+void StreamSync::rendezvous(const std::string& what) {
+  dist_.publish(key(fmt::format("{}/{}", what, dist_.worker_index)), "1");
+  // A newer group planned meanwhile (another member lost): the next exchange fails into it.
+  for (int w : members_)
+    if (!wait_any({key(fmt::format("{}/{}", what, w))}, nullptr, [this] { return regroup_planned(); })) return;
+}
+
+bool StreamSync::regroup_planned() const {
+  if (!dist_.lookup) return false;
+  std::optional<std::string> text = dist_.lookup("allreduce/plan");
+  if (!text || text->empty()) return false;
+  const nlohmann::json n = nlohmann::json::parse(*text, nullptr, false);
+  return n.is_object() && n.value("generation", nlohmann::json()).is_number_integer() &&
+         n["generation"].get<std::int64_t>() > scope_;
 }
 
 std::optional<std::string> StreamSync::wait_any(const std::vector<std::string>& keys, std::string* which,
@@ -123,16 +140,17 @@ bool StreamSync::offer(std::int64_t step, const data::DataPosition& offsets) {
   dist_.publish(key(fmt::format("pos/{}/{}", step, dist_.worker_index)), encode(offsets));
   std::string which;
   std::optional<std::string> v = wait_any({key(fmt::format("ckpt/{}", step)), "stream/chief_ending"}, &which,
-                                          [this] { return newer_restore().has_value(); });
+                                          [this] { return newer_restore().has_value() || regroup_planned(); });
   return v && which != "stream/chief_ending" && *v == "1";
 }
 
 std::optional<data::DataPosition> StreamSync::gather(std::int64_t step, const data::DataPosition& own) {
   data::DataPosition merged = kafka_fields(own);
-  for (int w = 1; w < dist_.workers; ++w) {
+  for (int w : members_) {
+    if (w == dist_.worker_index) continue;
     std::optional<std::string> v =
         wait_any({key(fmt::format("pos/{}/{}", step, w)), key(fmt::format("final/{}", w))}, nullptr,
-                 [this] { return restore_wanted() || newer_restore().has_value(); });
+                 [this, w] { return restore_wanted() || newer_restore().has_value() || regroup_planned() || lost(w); });
     if (!v) return std::nullopt;
     merge_newest(merged, decode(*v));
   }
@@ -160,8 +178,15 @@ void StreamSync::ending() {
 data::DataPosition StreamSync::gather_final(const data::DataPosition& own) {
   ending();  // already said by the chief's last step; a caller that skipped it must not hang
   data::DataPosition merged = kafka_fields(own);
-  for (int w = 1; w < dist_.workers; ++w)
-    merge_newest(merged, decode(*wait_any({key(fmt::format("final/{}", w))}, nullptr)));
+  for (int w : members_) {
+    if (w == dist_.worker_index) continue;
+    // A worker lost after its last exchange: nobody re-forms the group, and its final offsets
+    // never come. The chief fails instead, and the job restarts from its newest checkpoint.
+    std::optional<std::string> v = wait_any({key(fmt::format("final/{}", w))}, nullptr, [this, w] { return lost(w); });
+    TRIB_CHECK(v.has_value(), Unavailable,
+               "worker {} was lost before handing over its final Kafka offsets: the last checkpoint cannot hold them", w);
+    merge_newest(merged, decode(*v));
+  }
   return merged;
 }
 

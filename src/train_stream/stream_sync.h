@@ -26,6 +26,14 @@
 // its step failed; the chief's next step meets the lost server and restores the job). The
 // chief then publishes the checkpoint as not written, releasing the others' offers.
 // stream/chief_ending is not scoped: a chief past its last step takes none again.
+//
+// Allreduce, a lost worker (docs/fault_tolerance.md, "Allreduce stream jobs: a lost worker"):
+// the survivors re-form their group and roll back to the newest checkpoint (StreamHooks::
+// on_regroup); the scope becomes the group's generation and the chief's barriers wait for the
+// new group's members only. A barrier gives way when a newer group is planned (a member is
+// re-forming the group and waits for the others), and the chief's gather when a worker it
+// waits for is lost (nobody's exchange fails while all wait at the barrier); no checkpoint is
+// written then, and every member's next exchange fails into the re-forming.
 #pragma once
 
 #include <chrono>
@@ -33,6 +41,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trib/data/data_position.h"
 #include "trib/train/distribution.h"
@@ -73,6 +82,16 @@ class StreamSync {
   // The newest restore the chief announced, if it is newer than this scope.
   std::optional<AnnouncedRestore> newer_restore() const;
 
+  // Allreduce: the workers (indices) of the group re-formed after a lost worker, whose
+  // barriers the chief then waits for (all of dist.workers before any). The scope is then the
+  // group's generation, and a barrier also gives way once a newer group is planned (a worker
+  // whose exchange failed is re-forming the group: every member must go to its next step).
+  void set_members(std::vector<int> members) { members_ = std::move(members); }
+  const std::vector<int>& members() const { return members_; }
+  // Every member says `what` in this scope, then waits until all have (Timeout naming the
+  // first missing one after the sync's timeout).
+  void rendezvous(const std::string& what);
+
   // Non-chief at checkpoint step s: hands over `offsets`, then waits until the chief has
   // published the checkpoint. Returns true if it wrote it (the caller may then commit to
   // Kafka), false if it did not (a restore came first), or the chief is ending and no
@@ -104,10 +123,15 @@ class StreamSync {
                                       const std::function<bool()>& give_way = {});
   std::string key(const std::string& rest) const;  // scoped: "stream/g<scope>/<rest>"
   bool restore_wanted() const;
+  // Allreduce: a group newer than this scope is planned ("allreduce/plan").
+  bool regroup_planned() const;
+  // Whether worker `w` was lost (Distribution::worker_lost).
+  bool lost(int w) const { return dist_.worker_lost && dist_.worker_lost(w); }
 
   const train::Distribution& dist_;
   std::chrono::milliseconds timeout_;
   std::int64_t scope_ = 0;
+  std::vector<int> members_;
 };
 
 // The stream fields of a position (stream::is_stream_field: Kafka progress and counts; a

@@ -38,6 +38,10 @@ struct Distribution {
   // the other workers through it, and stream workers their Kafka offsets at every checkpoint.
   std::function<void(const std::string& key, const std::string& value)> publish;
   std::function<std::optional<std::string>(const std::string& key)> lookup;
+  // Whether the coordinator no longer lists worker `index` (lost). An allreduce stream job's
+  // chief, waiting at a checkpoint barrier for a worker's offsets, gives way instead of waiting
+  // for a worker that will never offer them (stream_sync.h). Empty: never.
+  std::function<bool(int index)> worker_lost;
   // data.assignment: dynamic (parameter servers): sends a data claim (JSON) to parameter
   // server 0 and returns its answer; the worker then reads the chunks it is given
   // (chunked_batch_source.h). Empty: fixed shards.

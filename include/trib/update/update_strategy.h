@@ -32,6 +32,7 @@ struct Rollback {
   // worker that joins a running group starts its data there (moved to its shard).
   std::optional<std::string> peer_cursor;
   std::string message;  // one line for the log: who was lost, what was undone
+  std::int64_t generation = 0;  // the re-formed group's (a stream job scopes its barriers by it)
 };
 
 // The job rolled back (a lost parameter server was restored from a checkpoint): the loop

@@ -205,46 +205,6 @@ TEST(StreamTraining, AWorkerWhoseStreamEndsFirstDoesNotHoldUpTheOthersCheckpoint
   }
 }
 
-// Allreduce reading Kafka: a lost worker cannot be recovered in place (the sources neither
-// roll back with the group nor reshard), so the job restarts all its processes from the
-// newest checkpoint; the applied events are each applied once, and the steps add up.
-TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerRestartsFromItsCheckpointExactlyOnce) {
-  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 4}}});
-  std::atomic<bool> stop{false};
-  ASSERT_EQ(stream::produce_events(produce_options(broker.bootstrap(), 4000, 0), stop).delivered, 4000);
-  fs::path out = fresh_dir("allreduce-lost-worker");
-  std::vector<std::string> a = job_args(broker.bootstrap(), {"train", kExample, "--output", out.string()});
-  const int steps = 400, every = 100;
-  a.insert(a.end(), {"--set", "strategy.name=allreduce", "--set", "training.steps=" + std::to_string(steps), "--set",
-                     "training.checkpoint_every=" + std::to_string(every), "--set", "data.kafka.idle_timeout_s=0"});
-  const std::regex started_worker1(R"(started .*worker1 \(pid (\d+)\))");
-  pid_t worker1 = 0;
-  bool killed = false;
-  TribRun r = run_trib(a, std::chrono::seconds(120), [&](const std::string& line, testing::Trib&) {
-    std::smatch m;
-    if (worker1 == 0 && std::regex_search(line, m, started_worker1)) worker1 = static_cast<pid_t>(std::stol(m[1]));
-    if (!killed && newest_checkpoint(out) >= 2 * every) {
-      ASSERT_EQ(::kill(worker1, SIGKILL), 0) << "no pid for worker1 in the output";
-      killed = true;
-    }
-  });
-  ASSERT_TRUE(killed) << r.output;
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("restarting the job from its newest checkpoint (1 of 3)"), std::string::npos) << r.output;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(resumed from \S+ckpt-0*(\d+) at step)"))) << r.output;
-  const int checkpoint = std::stoi(m[1]);
-  AppliedIds ids = read_ids(out, 2);
-  ASSERT_EQ(ids.runs.size(), 2u) << r.output;
-  std::map<std::int64_t, int> seen;
-  for (auto [step, id] : ids.runs[0])
-    if (step <= checkpoint) ++seen[id];
-  for (auto [step, id] : ids.runs[1]) ++seen[id];
-  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), 2 * steps) << "batch 1, 2 workers, " << steps << " steps each";
-  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
-  fs::remove_all(out);
-}
-
 // Waits (polling, up to 60 s) until a line of `file` starts with `prefix`.
 void wait_for_line(const fs::path& file, const std::string& prefix) {
   for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);

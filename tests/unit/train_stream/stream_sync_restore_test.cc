@@ -3,6 +3,7 @@
 // threads sharing an in-memory store, as the coordinator's would be.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <map>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "train/training_state.h"
+#include "trib/core/error.h"
 #include "train_stream/stream_sync.h"
 #include "trib/stream/stream_position.h"
 #include "trib/update/update_strategy.h"
@@ -126,6 +128,80 @@ TEST(StreamSyncRestore, AFinishedWorkersWaitGivesWayToARestoreAndItsNewScopeIsMe
   store.set("stream/start/offsets", train::data_position_to_json(data::DataPosition{}).dump());
   relaunched.start({});
   EXPECT_EQ(relaunched.scope(), 3);
+}
+
+// Allreduce: the group re-formed without a lost worker (stream_sync.h, "Allreduce, a lost
+// worker"). The plan as allreduce_membership.cc writes it.
+void plan(Store& store, std::int64_t generation, const std::vector<int>& workers) {
+  store.set("allreduce/plan", nlohmann::json{{"generation", generation}, {"workers", workers}}.dump());
+}
+
+TEST(StreamSyncRegroup, TheChiefWaitsForTheNewGroupsMembersOnly) {
+  Store store;
+  const train::Distribution d0 = worker(store, 0, 3), d1 = worker(store, 1, 3);
+  StreamSync chief(d0, kShort), other(d1, kShort);
+  plan(store, 4, {0, 1});
+  for (StreamSync* s : {&chief, &other}) {
+    s->set_scope(4);
+    s->set_members({0, 1});
+  }
+  auto offered = std::async(std::launch::async, [&] { return other.offer(300, at(1, 9)); });
+  std::optional<data::DataPosition> merged = chief.gather(300, at(0, 3));  // worker 2 never offers
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(stream::offsets_of(*merged, "t"), (stream::PartitionOffsets{{0, 3}, {1, 9}}));
+  chief.published(300, true);
+  EXPECT_TRUE(offered.get());
+  auto final1 = std::async(std::launch::async, [&] { return other.final_offsets(at(1, 11)); });
+  EXPECT_EQ(stream::offsets_of(chief.gather_final(at(0, 5)), "t"), (stream::PartitionOffsets{{0, 5}, {1, 11}}));
+  chief.published_final();
+  EXPECT_TRUE(final1.get());
+}
+
+TEST(StreamSyncRegroup, TheChiefsBarrierGivesWayForALostWorker) {
+  Store store;
+  std::atomic<bool> worker2_lost{false};
+  train::Distribution d0 = worker(store, 0, 3);
+  d0.worker_lost = [&](int w) { return w == 2 && worker2_lost.load(); };
+  const train::Distribution d1 = worker(store, 1, 3);
+  StreamSync chief(d0, kShort), other(d1, kShort);
+  auto offered = std::async(std::launch::async, [&] { return other.offer(200, at(1, 9)); });
+  auto gathered = std::async(std::launch::async, [&] { return chief.gather(200, at(0, 3)); });
+  worker2_lost = true;  // killed before its offer: every survivor waits at the barrier
+  EXPECT_FALSE(gathered.get()) << "no checkpoint without worker 2's offsets";
+  chief.published(200, false);
+  EXPECT_FALSE(offered.get()) << "not written: worker 1 does not commit";
+  // Lost after its last exchange: its final offsets never come, and the chief says so.
+  auto final1 = std::async(std::launch::async, [&] { return other.final_offsets(at(1, 11)); });
+  EXPECT_THROW(chief.gather_final(at(0, 5)), Unavailable);
+  chief.published_final();  // as the failing chief's end would not: released for the test's sake
+  final1.get();
+}
+
+TEST(StreamSyncRegroup, ABarrierGivesWayToANewerGroup) {
+  Store store;
+  const train::Distribution d0 = worker(store, 0, 3), d1 = worker(store, 1, 3);
+  StreamSync chief(d0, kShort), other(d1, kShort);
+  plan(store, 0, {0, 1, 2});
+  auto offered = std::async(std::launch::async, [&] { return other.offer(200, at(1, 9)); });
+  auto gathered = std::async(std::launch::async, [&] { return chief.gather(200, at(0, 3)); });
+  // Worker 2's exchange failed: it re-forms the group and waits for the others there.
+  plan(store, 1, {0, 1, 2});
+  EXPECT_FALSE(offered.get());
+  EXPECT_FALSE(gathered.get());
+  // Every member of the new group says it sought before any reads again.
+  for (StreamSync* s : {&chief, &other}) {
+    s->set_scope(1);
+    s->set_members({0, 1});
+  }
+  auto said = std::async(std::launch::async, [&] { other.rendezvous("rewound"); });
+  chief.rendezvous("rewound");
+  said.get();
+  // A member lost before it said so: the next group, planned without it, releases the wait.
+  chief.set_members({0, 1, 2});
+  auto waiting = std::async(std::launch::async, [&] { chief.rendezvous("again"); });
+  other.rendezvous("again");
+  plan(store, 2, {0, 1});
+  waiting.get();
 }
 
 }  // namespace
