@@ -179,7 +179,8 @@ int run_train(const TrainArgs& args, const Log& log) {
     lc.loss_note = fmt::format(
         "a stream job restarts all its processes from the newest checkpoint when it loses {}; every event is trained "
         "exactly once",
-        allreduce_stream(o.job) ? "its chief (a lost worker is recovered in place)"
+        allreduce_stream(o.job) ? "its chief, or a worker after the last step (a worker lost mid-run is recovered in "
+                                  "place)"
                                 : "a process it does not recover in place (its chief, or a server past "
                                   "cluster.max_restarts)");
   lc.max_restarts = o.job.cluster.max_restarts;

@@ -261,6 +261,10 @@ int run_local_cluster(const LocalClusterOptions& o) {
     }
   };
   auto next_scale_check = Clock::now();
+  // A worker killed and evicted, the job going on without it ("" none): a failure after it
+  // (an allreduce stream job's chief that cannot write the last checkpoint without the lost
+  // worker's final offsets) is that loss's consequence, so it counts as a loss (lost_process).
+  std::string lost_unrecovered;
   for (;;) {
     if (!o.run_dir.empty() && o.workers_may_be_lost && Clock::now() >= next_scale_check) {
       next_scale_check = Clock::now() + std::chrono::milliseconds(200);
@@ -287,6 +291,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
       if (!relaunchable(*c)) {
         board.print(fmt::format("local cluster: {} (pid {}) {}; it was evicted, and the job goes on without it",
                                 c->name(), c->pid(), c->describe_exit()));
+        if (c->term_signal() != 0) lost_unrecovered = c->name();
         continue;
       }
       ++restarts;
@@ -303,9 +308,10 @@ int run_local_cluster(const LocalClusterOptions& o) {
     if (failed) {
       quiet = true;
       board.print(fmt::format("trib: error: {}; stopping the cluster", sup.describe_failure(*failed)));
-      if (failed->term_signal() != 0) {
+      if (failed->term_signal() != 0 || !lost_unrecovered.empty()) {
         if (!o.loss_note.empty()) board.print("trib: " + o.loss_note);
-        if (o.lost_process != nullptr) *o.lost_process = failed->name();
+        if (o.lost_process != nullptr)
+          *o.lost_process = failed->term_signal() != 0 ? failed->name() : lost_unrecovered;
       }
       coordinator.fail(failed->name() + " " + failed->describe_exit());
       sup.stop_all(std::chrono::seconds(5));

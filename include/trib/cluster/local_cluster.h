@@ -59,8 +59,9 @@ struct LocalClusterOptions {
   // Printed after the failure when a process killed by a signal (lost, not failed with an
   // error) ends the job: why it is not recovered in place.
   std::string loss_note;
-  // If set: the process killed by a signal whose loss stopped the job ("ps0", "worker1");
-  // untouched otherwise.
+  // If set: the process killed by a signal whose loss stopped the job ("ps0", "worker1"), or
+  // the worker killed earlier and evicted (the job went on without it) when a failure ends the
+  // job after that; untouched otherwise.
   std::string* lost_process = nullptr;
   // strategy.ps_replicas: a lost server's shard is taken over by its backup, so nothing rolls
   // back; the relaunch line says so.
