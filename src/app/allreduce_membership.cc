@@ -13,7 +13,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr char kPlanKey[] = "allreduce/plan";
 // Set by the leader once its training is over: no group will take a joiner any more.
 constexpr char kFinishedKey[] = "allreduce/finished";
 // Set by the chief once the run's last checkpoint and report are written: the others may leave.
@@ -210,14 +209,15 @@ bool AllreduceMembership::chief_lost_before_end(std::int64_t chief_incarnation) 
 }
 
 std::optional<GroupPlan> AllreduceMembership::read_plan() const {
-  std::optional<std::string> text = o_.member->store().try_get(kPlanKey);
+  std::optional<std::string> text = o_.member->store().try_get(update::kGroupPlanKey);
   if (!text || text->empty()) return std::nullopt;
-  nlohmann::json j = nlohmann::json::parse(*text);
-  return GroupPlan{j.at("generation").get<std::int64_t>(), j.at("workers").get<std::vector<int>>()};
+  std::optional<GroupPlan> plan = update::parse_group_plan(*text);
+  TRIB_CHECK(plan.has_value(), InvalidArgument, "the store's {} is not a group plan: {}", update::kGroupPlanKey, *text);
+  return plan;
 }
 
 void AllreduceMembership::write_plan(const GroupPlan& plan) {
-  o_.member->store().set(kPlanKey, nlohmann::json{{"generation", plan.generation}, {"workers", plan.workers}}.dump());
+  o_.member->store().set(update::kGroupPlanKey, update::encode_group_plan(plan));
 }
 
 std::map<int, std::int64_t> AllreduceMembership::listed_workers() const {

@@ -29,6 +29,7 @@
 #include "trib/collectives/strategy_allreduce.h"
 #include "trib/core/log.h"
 #include "trib/net/transport.h"
+#include "trib/update/group_plan.h"
 
 namespace trib::app {
 
@@ -51,11 +52,7 @@ struct AllreduceMembershipOptions {
   bool await_chief_word = true;
 };
 
-// The leader's decision: the group of `generation` is `workers` (indices; rank = position).
-struct GroupPlan {
-  std::int64_t generation = 0;
-  std::vector<int> workers;
-};
+using update::GroupPlan;
 
 class AllreduceMembership {
  public:

@@ -257,29 +257,23 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
         exchange(static_cast<int>(p), proto::make_body(proto::Type::init), pack_values(static_cast<int>(p), vars));
       }
     });
-    if (checkpoint == nullptr && o_.recovery.enabled()) {
-      // A server lost before the first checkpoint: the job starts again from these.
-      for (int p = 0; p < o_.placement.num_ps; ++p) initial_values_.push_back(pack_values(p, vars).clone());
-      for (const std::string& name : vars.names())
-        if (!lives_on_a_server(o_.variables, name)) initial_local_[name] = vars.get(name).clone();
-    }
-    // Variables that live on no server (batch-norm statistics) come from the checkpoint.
-    if (checkpoint != nullptr)
-      for (const std::string& name : vars.names())
-        if (checkpoint->contains(name) && !lives_on_a_server(o_.variables, name))
-          vars.set(name, checkpoint->tensor(name).clone());
+    if (checkpoint == nullptr && o_.recovery.enabled()) keep_initial_values(vars);
+    if (checkpoint != nullptr) take_local_variables(*checkpoint, vars);
   }
   vars_ = &vars;
   Pulled read;
-  if (rejoined) read = std::move(*rejoined);
-  for (; !rejoined;) {
-    try {
-      read = pull_all(-1, vars);
-      break;
-    } catch (const Error& e) {
-      // A worker (re)joining while a server is lost: it starts from the restored job.
-      if (!server_lost(e) || !o_.recovery.enabled() || o_.worker_index == 0) throw;
-      restart_generation_ = std::max(restart_generation_, await_restore()["generation"].get<std::int64_t>());
+  if (rejoined) {
+    read = std::move(*rejoined);
+  } else {
+    for (;;) {
+      try {
+        read = pull_all(-1, vars);
+        break;
+      } catch (const Error& e) {
+        // A worker (re)joining while a server is lost: it starts from the restored job.
+        if (!server_lost(e) || !o_.recovery.enabled() || o_.worker_index == 0) throw;
+        restart_generation_ = std::max(restart_generation_, await_restore()["generation"].get<std::int64_t>());
+      }
     }
   }
   const std::int64_t resume = read.step;
@@ -293,6 +287,18 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
     o_.log(fmt::format("worker {}: starts at step {} with the servers' values ({})", o_.worker_index, resume, sums));
   }
   return resume;
+}
+
+void PsUpdate::keep_initial_values(const VariableStore& vars) {
+  for (int p = 0; p < o_.placement.num_ps; ++p) initial_values_.push_back(pack_values(p, vars).clone());
+  for (const std::string& name : vars.names())
+    if (!lives_on_a_server(o_.variables, name)) initial_local_[name] = vars.get(name).clone();
+}
+
+void PsUpdate::take_local_variables(const Checkpoint& checkpoint, VariableStore& vars) const {
+  for (const std::string& name : vars.names())
+    if (checkpoint.contains(name) && !lives_on_a_server(o_.variables, name))
+      vars.set(name, checkpoint.tensor(name).clone());
 }
 
 bool PsUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars) {

@@ -9,8 +9,6 @@
 // plain read is not ready, and the chief takes the job back to its newest checkpoint instead
 // (take_back, strategy_ps_restore.cc). With strategy.ps_replicas a lost server's shard is at
 // its backup, which holds the state, and the read is answered there.
-#include <algorithm>
-#include <map>
 
 #include "ps/fan_out.h"
 #include "ps/rolled_back.h"
@@ -51,21 +49,12 @@ std::optional<PsUpdate::Pulled> PsUpdate::rejoin_running_job(VariableStore& vars
                          why));
     return std::nullopt;
   }
-  if (o_.recovery.enabled() && checkpoint == nullptr) {
-    // A server lost before the first checkpoint: the job starts again from these.
-    for (int p = 0; p < o_.placement.num_ps; ++p) initial_values_.push_back(pack_values(p, vars).clone());
-    for (const std::string& name : vars.names())
-      if (std::none_of(o_.variables.begin(), o_.variables.end(), [&](const VariableInfo& v) { return v.name == name; }))
-        initial_local_[name] = vars.get(name).clone();
-  }
+  // A server lost before the first checkpoint: the job starts again from training.seed's values.
+  if (o_.recovery.enabled() && checkpoint == nullptr) keep_initial_values(vars);
   for (const VariableInfo& v : o_.variables) vars.set(v.name, read.get(v.name));
   // Variables that live on no server (batch-norm statistics) went with the lost chief: the
   // newest checkpoint holds the nearest.
-  if (checkpoint != nullptr)
-    for (const std::string& name : vars.names())
-      if (checkpoint->contains(name) &&
-          std::none_of(o_.variables.begin(), o_.variables.end(), [&](const VariableInfo& v) { return v.name == name; }))
-        vars.set(name, checkpoint->tensor(name).clone());
+  if (checkpoint != nullptr) take_local_variables(*checkpoint, vars);
   // As pull_all: the step and cursor of the slowest server's view of this worker.
   Pulled out = *got[0];
   for (const std::optional<Pulled>& g : got)

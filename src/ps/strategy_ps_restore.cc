@@ -131,10 +131,7 @@ json PsUpdate::restore_job(const std::string& why) {
 
 void PsUpdate::take_back(VariableStore& vars) {
   vars_ = &vars;
-  for (int p = 0; p < o_.placement.num_ps; ++p) initial_values_.push_back(pack_values(p, vars).clone());
-  for (const std::string& name : vars.names())
-    if (std::none_of(o_.variables.begin(), o_.variables.end(), [&](const VariableInfo& v) { return v.name == name; }))
-      initial_local_[name] = vars.get(name).clone();
+  keep_initial_values(vars);
   json notice = restore_job(kChiefLost);
   restart_generation_ = std::max(restart_generation_, notice["generation"].get<std::int64_t>());
   restores_.push_back(notice);

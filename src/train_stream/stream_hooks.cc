@@ -12,6 +12,7 @@
 #include "train/training_state.h"
 #include "trib/stream/stream_counts.h"
 #include "trib/stream/stream_position.h"
+#include "trib/update/group_plan.h"
 
 namespace trib::train_stream {
 namespace {
@@ -39,12 +40,12 @@ std::string regroup_key(std::int64_t generation) { return fmt::format("stream/re
 
 // The members of allreduce group `generation`, from its plan in the store (allreduce_membership.cc).
 std::vector<int> planned_members(const train::Distribution& dist, std::int64_t generation) {
-  const std::optional<std::string> text = dist.lookup("allreduce/plan");
-  const nlohmann::json plan = nlohmann::json::parse(text.value_or("{}"), nullptr, false);
-  TRIB_CHECK(plan.is_object() && plan.value("generation", std::int64_t{-1}) == generation, Unavailable,
+  const std::optional<std::string> text = dist.lookup(update::kGroupPlanKey);
+  const std::optional<update::GroupPlan> plan = update::parse_group_plan(text.value_or(""));
+  TRIB_CHECK(plan && plan->generation == generation, Unavailable,
              "worker {}: the allreduce plan of generation {} was replaced before the group rolled back: {}",
              dist.worker_index, generation, text.value_or("none"));
-  return plan.at("workers").get<std::vector<int>>();
+  return plan->workers;
 }
 
 // The "kafka" section among a restore's checkpoint sections (JSON text; empty: none).

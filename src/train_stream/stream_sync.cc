@@ -7,6 +7,7 @@
 #include "train/training_state.h"
 #include "trib/core/error.h"
 #include "trib/stream/stream_position.h"
+#include "trib/update/group_plan.h"
 #include "trib/update/update_strategy.h"
 
 namespace trib::train_stream {
@@ -47,11 +48,10 @@ void StreamSync::rendezvous(const std::string& what) {
 
 bool StreamSync::regroup_planned() const {
   if (!dist_.lookup) return false;
-  std::optional<std::string> text = dist_.lookup("allreduce/plan");
-  if (!text || text->empty()) return false;
-  const nlohmann::json n = nlohmann::json::parse(*text, nullptr, false);
-  return n.is_object() && n.value("generation", nlohmann::json()).is_number_integer() &&
-         n["generation"].get<std::int64_t>() > scope_;
+  std::optional<std::string> text = dist_.lookup(update::kGroupPlanKey);
+  if (!text) return false;
+  const std::optional<update::GroupPlan> plan = update::parse_group_plan(*text);
+  return plan && plan->generation > scope_;
 }
 
 std::optional<std::string> StreamSync::wait_any(const std::vector<std::string>& keys, std::string* which,

@@ -150,6 +150,11 @@ class PsUpdate final : public update::UpdateStrategy {
   // `vars` untouched) when a server holds none, or is not reached: the job is taken back
   // instead (take_back). strategy_ps_rejoin.cc.
   std::optional<Pulled> rejoin_running_job(VariableStore& vars, const Checkpoint* checkpoint);
+  // Chief: keeps `vars` (training.seed's values) as what a restore before the first checkpoint
+  // starts the job from again (initial_values_, initial_local_).
+  void keep_initial_values(const VariableStore& vars);
+  // Chief: variables that live on no server (batch-norm statistics) from `checkpoint`.
+  void take_local_variables(const Checkpoint& checkpoint, VariableStore& vars) const;
   // Not the chief: waits for the announcement of a restore newer than this worker's generation
   // and reconnects to the servers whose connection closed.
   nlohmann::json await_restore();
