@@ -192,5 +192,57 @@ TEST(NetworkNamespaces, ARelaunchedServerRejoinsAndTheChiefRestoresItAcrossHosts
   EXPECT_TRUE(worker.printed("done: test accuracy")) << transcript(all);
 }
 
+// Issue 12 across hosts: worker 0 (the chief) of a `trib coordinator` job, on its own host,
+// killed and started again there with the same command (as its node's supervisor would); the
+// coordinator waits for it, and it rejoins the running job in place with the server's state
+// (no restore), the server and the other worker on hosts of their own.
+TEST(NetworkNamespaces, AChiefStartedAgainOnItsHostRejoinsInPlace) {
+  NamespaceLab lab(4);
+  if (std::string why = lab.create(); !why.empty())
+    GTEST_SKIP() << "skipping the multi-host test in network namespaces: " << why;
+  TempDir dir("netns_chief_rejoin");
+  std::string secret = dir.file("secret", kSecretHex);
+  std::string job = dir.file("job.yaml", tiny_job("cluster: {ps: 1, workers: 2}\n"));
+  const fs::path run = dir.path() / "run";
+  std::string coordinator_address = lab.host(0).address + ":7000";
+  Trib coordinator("coordinator",
+                   {"coordinator", job, "--listen", coordinator_address, "--secret-file", secret, "--output",
+                    run.string(), "--set", "training.steps=3000", "--set", "training.checkpoint_every=100", "--set",
+                    "training.eval_every=1000000"},
+                   lab.exec_in(0));
+  ASSERT_TRUE(wait_until({&coordinator}, [&] { return coordinator.printed("waiting for"); }, 20s))
+      << coordinator.output();
+  Trib ps("ps", {"ps", "--join", coordinator_address, "--bind", lab.host(1).address, "--secret-file", secret},
+          lab.exec_in(1));
+  const std::vector<std::string> chief_command{"worker", "--join", coordinator_address, "--index", "0", "--bind",
+                                               lab.host(2).address, "--secret-file", secret};
+  auto chief = std::make_unique<Trib>("worker0", chief_command, lab.exec_in(2));
+  Trib worker1("worker1",
+               {"worker", "--join", coordinator_address, "--index", "1", "--bind", lab.host(3).address, "--secret-file",
+                secret},
+               lab.exec_in(3));
+  std::vector<Trib*> all{&coordinator, &ps, chief.get(), &worker1};
+  ASSERT_TRUE(wait_until(all, [&] { return newest_checkpoint(run) >= 100; }, 120s)) << transcript(all);
+  chief->signal(SIGKILL);
+  ASSERT_TRUE(wait_exit(*chief, 10s, all)) << transcript(all);
+  ASSERT_TRUE(wait_until(all, [&] { return coordinator.printed("for worker 0, the chief, to come back"); }, 30s))
+      << transcript(all);
+  Trib again("worker0 again", chief_command, lab.exec_in(2));
+  all.push_back(&again);
+  ASSERT_TRUE(wait_until(all, [&] { return coordinator.exited() && ps.exited() && again.exited() && worker1.exited(); },
+                         240s))
+      << transcript(all);
+  EXPECT_EQ(coordinator.exit_code(), 0) << transcript(all);
+  EXPECT_EQ(ps.exit_code(), 0) << transcript(all);
+  EXPECT_EQ(again.exit_code(), 0) << transcript(all);
+  EXPECT_EQ(worker1.exit_code(), 0) << transcript(all);
+  EXPECT_TRUE(coordinator.printed("coordinator: worker 0 (the chief) came back from " + lab.host(2).address))
+      << transcript(all);
+  EXPECT_TRUE(std::regex_search(again.output(), std::regex("takes the run back at step [0-9]+ \\(the servers' state")))
+      << transcript(all);
+  EXPECT_FALSE(again.printed("parameter server restore")) << transcript(all);
+  EXPECT_TRUE(again.printed("done: test accuracy")) << transcript(all);
+}
+
 }  // namespace
 }  // namespace trib::testing
