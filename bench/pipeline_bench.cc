@@ -31,6 +31,7 @@
 //                  [--steps 8] [--processes 0|1] [--pin 0|1] [--pin-offset 0] [--async-send 1|0] [--refine 1|0]
 //                  [--cut 0-4,5-11]
 // Only bench= lines go to stdout; progress and notes go to stderr.
+#include <charconv>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sched.h>
@@ -444,13 +445,31 @@ int run(const Args& a) {
 
 int main(int argc, char** argv) {
   trib::pipeline::Args a;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  constexpr const char* kUsage =
+      "usage: pipeline_bench [--stages K] [--layers L] [--micro-batches M] [--micro-batch B] [--width W] "
+      "[--steps N] [--processes 0|1] [--pin 0|1] [--pin-offset N] [--refine 0|1] [--async-send 0|1] "
+      "[--cut 0-4,5-11]";
+  for (int i = 1; i < argc; i += 2) {
     const std::string k = argv[i];
+    if (k == "--help" || k == "-h") {
+      fmt::print("{}\n", kUsage);
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      fmt::print(stderr, "pipeline_bench: {} needs a value\n{}\n", k, kUsage);
+      return 2;
+    }
+    const std::string_view text = argv[i + 1];
     if (k == "--cut") {
-      a.cut = argv[i + 1];
+      a.cut = text;
       continue;
     }
-    const long v = std::stol(argv[i + 1]);
+    long v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size()) {
+      fmt::print(stderr, "pipeline_bench: {} expects an integer, got '{}'\n", k, text);
+      return 2;
+    }
     if (k == "--stages") a.stages = static_cast<int>(v);
     else if (k == "--layers") a.layers = static_cast<int>(v);
     else if (k == "--micro-batches") a.micro_batches = static_cast<int>(v);
@@ -463,7 +482,7 @@ int main(int argc, char** argv) {
     else if (k == "--refine") a.refine = v != 0;
     else if (k == "--async-send") a.async_send = v != 0;
     else {
-      fmt::print(stderr, "pipeline_bench: unknown option {}\n", k);
+      fmt::print(stderr, "pipeline_bench: unknown option {}\n{}\n", k, kUsage);
       return 2;
     }
   }
