@@ -24,14 +24,16 @@ namespace {
 
 const std::string kExample = std::string(TRIB_SOURCE_DIR) + "/examples/stream_fraud.yaml";
 
-TEST(SupervisedStream, AnAllreduceStreamJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
+// Loses worker 2 at its step 225 and checks the job's end; with `started_again`, its supervisor
+// starts it again with the same command once the coordinator has named the loss.
+void lose_worker2(const std::string& group, bool started_again) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
   std::atomic<bool> stop{false};
   const stream::ProduceOptions produce = produce_options(broker.bootstrap());
   ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
   const int steps = 600, every = 100;
   std::vector<std::string> overrides =
-      allreduce_stream_overrides(broker.bootstrap(), "supervised-reform", steps, every);
+      allreduce_stream_overrides(broker.bootstrap(), group, steps, every);
   overrides.push_back("cluster.ps=0");  // allreduce: no servers to wait for
   SupervisedJob job("supervised_stream", [](const TempDir&) { return kExample; }, overrides);
   ASSERT_TRUE(job.ready()) << job.coordinator->output();
@@ -45,6 +47,18 @@ TEST(SupervisedStream, AnAllreduceStreamJobThatLosesAWorkerReformsInPlaceExactly
   workers[2]->signal(SIGKILL);
   ASSERT_TRUE(wait_exit(*workers[2], 10s, all)) << transcript(all);
   EXPECT_EQ(workers[2]->exit_code(), 128 + SIGKILL);
+  std::unique_ptr<Trib> again;
+  if (started_again) {
+    ASSERT_TRUE(wait_until(all, [&] { return job.coordinator->printed("the job goes on with 2 worker(s)"); }, 30s))
+        << transcript(all);
+    again = job.start("worker", 2, "worker2 started again");
+    all.push_back(again.get());
+    ASSERT_TRUE(wait_exit(*again, 60s, all)) << transcript(all);
+    // Refused, with one line: its Kafka positions would not follow the group's.
+    EXPECT_NE(again->exit_code(), 0) << transcript(all);
+    EXPECT_TRUE(again->printed("worker 2: an allreduce stream job cannot take a worker back while it runs"))
+        << transcript(all);
+  }
   const std::vector<Trib*> running{job.coordinator.get(), workers[0].get(), workers[1].get()};
   ASSERT_TRUE(wait_until(all, [&] { return all_exited(running); }, 240s)) << transcript(all);
   const std::string out = transcript(all);
@@ -80,6 +94,14 @@ TEST(SupervisedStream, AnAllreduceStreamJobThatLosesAWorkerReformsInPlaceExactly
   ASSERT_TRUE(std::regex_search(workers[0]->output(), m, std::regex(R"(stream totals: consumed \d+ trained (\d+))")))
       << out;
   EXPECT_EQ(std::stoll(m[1]), static_cast<std::int64_t>(seen.size())) << out;
+}
+
+TEST(SupervisedStream, AnAllreduceStreamJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
+  lose_worker2("supervised-reform", false);
+}
+
+TEST(SupervisedStream, AWorkerStartedAgainIsRefusedAndTheSurvivorsStillTrainEveryEventOnce) {
+  lose_worker2("supervised-refused", true);
 }
 
 }  // namespace
