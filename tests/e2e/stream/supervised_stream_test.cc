@@ -4,7 +4,9 @@
 // by the test. Worker 2 is killed (kill -9) at its step 225, as its own id record says (the line
 // of a step is written once the step is applied): the coordinator evicts it and says so, the
 // survivors re-form their group in place, roll back to the newest checkpoint (Kafka positions,
-// the lost worker's partitions included) and finish the run, every event trained once.
+// the lost worker's partitions included) and finish the run, every event trained once. A
+// supervisor that starts worker 2 again (the second test) has it refused with one line, and the
+// run ends the same.
 #include <gtest/gtest.h>
 #include <signal.h>
 
