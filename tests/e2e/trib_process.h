@@ -229,6 +229,14 @@ strategy: {name: ps, mode: async}
 )" + cluster_section;
 }
 
+// tiny_job() with `strategy` (a YAML mapping, e.g. "{name: allreduce}") in place of its
+// asynchronous parameter servers.
+inline std::string tiny_job_with(const std::string& strategy, const std::string& cluster_section) {
+  const std::string servers = "strategy: {name: ps, mode: async}";
+  std::string yaml = tiny_job(cluster_section);
+  return yaml.replace(yaml.find(servers), servers.size(), "strategy: " + strategy);
+}
+
 // Binds `fd` to a port of the kernel's choice on 127.0.0.1; returns the port, or -1.
 inline int bind_loopback(int fd) {
   sockaddr_in a{};

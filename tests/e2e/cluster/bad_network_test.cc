@@ -38,11 +38,9 @@ std::string train_through_a_bad_link(const std::string& strategy) {
   }
   TempDir dir("bad_network");
   std::string secret = dir.file("secret", kSecretHex);
-  std::string yaml = tiny_job(
-      "cluster: {ps: 1, workers: 3, heartbeat_ms: 200, peer_timeout_ms: 3000, coordinator_timeout_s: 20}\n");
-  yaml.replace(yaml.find("strategy: {name: ps, mode: async}"), std::string("strategy: {name: ps, mode: async}").size(),
-               strategy);
-  std::string job = dir.file("job.yaml", yaml);
+  std::string job = dir.file(
+      "job.yaml", tiny_job_with(strategy, "cluster: {ps: 1, workers: 3, heartbeat_ms: 200, peer_timeout_ms: 3000, "
+                                          "coordinator_timeout_s: 20}\n"));
   std::string coordinator_address = lab.host(0).address + ":7000";
   Trib coordinator("coordinator",
                    {"coordinator", job, "--listen", coordinator_address, "--secret-file", secret, "--output",
@@ -95,12 +93,12 @@ std::string train_through_a_bad_link(const std::string& strategy) {
 // that the rounds re-formed without worker 2.
 TEST(BadNetwork, SyncTrainingReformsWithoutAWorkerWhoseLinkDied) {
   if (std::string why = NamespaceLab::impairment_missing(kNetem); !why.empty()) GTEST_FAIL() << why;
-  train_through_a_bad_link("strategy: {name: ps, mode: sync}");
+  train_through_a_bad_link("{name: ps, mode: sync}");
 }
 
 TEST(BadNetwork, BoundedStalenessKeepsItsBoundThroughABadLink) {
   if (std::string why = NamespaceLab::impairment_missing(kNetem); !why.empty()) GTEST_FAIL() << why;
-  std::string out = train_through_a_bad_link("strategy: {name: ps, mode: bounded, staleness: 2}");
+  std::string out = train_through_a_bad_link("{name: ps, mode: bounded, staleness: 2}");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(out, m, std::regex("max clock gap ([0-9]+)"))) << out;
   EXPECT_LE(std::stoi(m[1]), 2) << out;

@@ -52,10 +52,7 @@ TEST(NetworkNamespaces, AllreduceWorkersOnTwoHostsFindEachOther) {
     GTEST_SKIP() << "skipping the multi-host test in network namespaces: " << why;
   TempDir dir("netns_allreduce");
   std::string secret = dir.file("secret", kSecretHex);
-  std::string yaml = tiny_job("cluster: {workers: 2}\n");
-  yaml.replace(yaml.find("strategy: {name: ps, mode: async}"), std::string("strategy: {name: ps, mode: async}").size(),
-               "strategy: {name: allreduce}");
-  std::string job = dir.file("job.yaml", yaml);
+  std::string job = dir.file("job.yaml", tiny_job_with("{name: allreduce}", "cluster: {workers: 2}\n"));
   std::string coordinator_address = lab.host(0).address + ":7000";
   Trib coordinator("coordinator",
                    {"coordinator", job, "--listen", coordinator_address, "--secret-file", secret, "--output",

@@ -1,0 +1,110 @@
+// Issue 12, multi-host: the allreduce stream job of stream_allreduce_loss_test.cc run as a user
+// runs it across hosts, as separate processes on loopback (`trib coordinator`, and a `trib
+// worker --join ADDR --index W` for each of its 3 workers) on librdkafka's mock cluster, hosted
+// by the test. Worker 2 is killed (kill -9) at its step 225, as its own id record says (the line
+// of a step is written once the step is applied): the coordinator evicts it and says so, the
+// survivors re-form their group in place, roll back to the newest checkpoint (Kafka positions,
+// the lost worker's partitions included) and finish the run, every event trained once. A
+// supervisor that starts worker 2 again (the second test) has it refused with one line, and the
+// run ends the same.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "e2e/cluster/supervised_job.h"
+#include "e2e/stream/stream_record.h"
+#include "e2e/trib_process.h"
+#include "trib/stream/mock_broker.h"
+
+namespace trib::testing {
+namespace {
+
+const std::string kExample = std::string(TRIB_SOURCE_DIR) + "/examples/stream_fraud.yaml";
+
+// Loses worker 2 at its step 225 and checks the job's end; with `started_again`, its supervisor
+// starts it again with the same command once the coordinator has named the loss.
+void lose_worker2(const std::string& group, bool started_again) {
+  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
+  std::atomic<bool> stop{false};
+  const stream::ProduceOptions produce = produce_options(broker.bootstrap());
+  ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
+  const int steps = 600, every = 100;
+  std::vector<std::string> overrides =
+      allreduce_stream_overrides(broker.bootstrap(), group, steps, every);
+  overrides.push_back("cluster.ps=0");  // allreduce: no servers to wait for
+  SupervisedJob job("supervised_stream", [](const TempDir&) { return kExample; }, overrides);
+  ASSERT_TRUE(job.ready()) << job.coordinator->output();
+  std::vector<std::unique_ptr<Trib>> workers;
+  for (int w = 0; w < 3; ++w) workers.push_back(job.start("worker", w, "worker" + std::to_string(w)));
+  std::vector<Trib*> all{job.coordinator.get(), workers[0].get(), workers[1].get(), workers[2].get()};
+
+  // Some steps past checkpoint 200, so that the survivors have steps to redo.
+  ASSERT_TRUE(wait_until(all, [&] { return has_step(job.run / "stream_ids" / "worker-2.txt", 2 * every + 25); }, 180s))
+      << transcript(all);
+  workers[2]->signal(SIGKILL);
+  ASSERT_TRUE(wait_exit(*workers[2], 10s, all)) << transcript(all);
+  EXPECT_EQ(workers[2]->exit_code(), 128 + SIGKILL);
+  std::unique_ptr<Trib> again;
+  if (started_again) {
+    ASSERT_TRUE(wait_until(all, [&] { return job.coordinator->printed("the job goes on with 2 worker(s)"); }, 30s))
+        << transcript(all);
+    again = job.start("worker", 2, "worker2 started again");
+    all.push_back(again.get());
+    ASSERT_TRUE(wait_exit(*again, 60s, all)) << transcript(all);
+    // Refused, with one line: its Kafka positions would not follow the group's.
+    EXPECT_NE(again->exit_code(), 0) << transcript(all);
+    EXPECT_TRUE(again->printed("worker 2: an allreduce stream job cannot take a worker back while it runs"))
+        << transcript(all);
+  }
+  const std::vector<Trib*> running{job.coordinator.get(), workers[0].get(), workers[1].get()};
+  ASSERT_TRUE(wait_until(all, [&] { return all_exited(running); }, 240s)) << transcript(all);
+  const std::string out = transcript(all);
+  for (Trib* p : running) EXPECT_EQ(p->exit_code(), 0) << p->name() << "\n" << out;
+
+  // The coordinator names the eviction and the job goes on; nothing restarts.
+  const std::regex evicted(R"(coordinator: worker 2 at 127\.0\.0\.1:[0-9]+ was lost \(.*\); generation [0-9]+: )"
+                           R"(the job goes on with 2 worker\(s\))");
+  EXPECT_TRUE(std::regex_search(job.coordinator->output(), evicted)) << out;
+  EXPECT_TRUE(job.coordinator->printed("every worker finished")) << out;
+  EXPECT_EQ(out.find("resumed from"), std::string::npos) << out;
+  std::smatch m;
+  const std::regex rolled_back(R"(worker 0: allreduce group \d+ \(workers 0, 1\) rolled back to checkpoint (\d+) )"
+                               R"(from step \d+ \(\d+ steps to redo\))");
+  ASSERT_TRUE(std::regex_search(workers[0]->output(), m, rolled_back)) << out;
+  const std::int64_t checkpoint = std::stoll(m[1]);
+  std::printf("[ info ] %s\n", m[0].str().c_str());
+  EXPECT_GE(checkpoint, 2 * every) << out;
+  EXPECT_EQ(checkpoint % every, 0) << out;
+  EXPECT_TRUE(workers[1]->printed("worker 1: allreduce group")) << out;
+
+  // Every worker's events up to the checkpoint, the survivors' after it: each once, and the
+  // final checkpoint's Kafka offsets and the totals hold exactly them.
+  std::map<std::int64_t, int> seen;
+  add_kept_ids(job.run, 0, steps, seen);
+  add_kept_ids(job.run, 1, steps, seen);
+  add_kept_ids(job.run, 2, checkpoint, seen);  // its steps after the checkpoint were rolled back
+  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), 3 * checkpoint + 2 * (steps - checkpoint)) << out;
+  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+  EXPECT_EQ(newest_checkpoint(job.run), steps) << out;
+  EXPECT_EQ(offsets_done(job.run, steps, "transactions"), static_cast<std::int64_t>(seen.size()))
+      << "the final checkpoint's Kafka offsets hold exactly the events kept";
+  ASSERT_TRUE(std::regex_search(workers[0]->output(), m, std::regex(R"(stream totals: consumed \d+ trained (\d+))")))
+      << out;
+  EXPECT_EQ(std::stoll(m[1]), static_cast<std::int64_t>(seen.size())) << out;
+}
+
+TEST(SupervisedStream, AnAllreduceStreamJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
+  lose_worker2("supervised-reform", false);
+}
+
+TEST(SupervisedStream, AWorkerStartedAgainIsRefusedAndTheSurvivorsStillTrainEveryEventOnce) {
+  lose_worker2("supervised-refused", true);
+}
+
+}  // namespace
+}  // namespace trib::testing
