@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -17,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "e2e/trib_process.h"
 #include "trib/data/data_position.h"
 #include "trib/stream/event_producer.h"
 #include "trib/stream/stream_position.h"
@@ -107,6 +109,21 @@ inline std::int64_t offsets_done(const fs::path& run_dir, int step, const std::s
   }
   ADD_FAILURE() << "no checkpoint " << step << " in " << run_dir;
   return -1;
+}
+
+// The run's kept events (`seen`, from add_kept_ids) are `expected` in number, each applied once;
+// the last checkpoint (step `steps`) is the newest, and its Kafka offsets and the chief's
+// totals line hold exactly them (events are numbered from offset 0).
+inline void expect_kept_once(const fs::path& out, const std::string& output, const std::map<std::int64_t, int>& seen,
+                             std::int64_t expected, int steps) {
+  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), expected) << output;
+  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+  EXPECT_EQ(testing::newest_checkpoint(out), steps) << output;
+  EXPECT_EQ(offsets_done(out, steps, "transactions"), expected)
+      << "the final checkpoint's Kafka offsets hold exactly the events kept";
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(stream totals: consumed \d+ trained (\d+))"))) << output;
+  EXPECT_EQ(std::stoll(m[1]), expected) << output;
 }
 
 }  // namespace trib::stream_e2e

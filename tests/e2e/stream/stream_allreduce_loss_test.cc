@@ -9,22 +9,16 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
-#include <sstream>
 #include <thread>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "e2e/stream/allreduce_stream_util.h"
 #include "e2e/trib_process.h"
-#include "trib/data/data_position.h"
 #include "trib/stream/event_producer.h"
 #include "trib/stream/mock_broker.h"
-#include "trib/stream/stream_position.h"
 
 namespace trib {
 namespace {
@@ -79,13 +73,7 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
   add_kept_ids(out, 0, steps, seen);
   add_kept_ids(out, 1, steps, seen);
   add_kept_ids(out, 2, checkpoint, seen);  // the lost worker's steps after the checkpoint were rolled back
-  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), 3 * checkpoint + 2 * (steps - checkpoint)) << r.output;
-  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
-  EXPECT_EQ(testing::newest_checkpoint(out), steps) << r.output;
-  EXPECT_EQ(offsets_done(out, steps, "transactions"), static_cast<std::int64_t>(seen.size()))
-      << "the final checkpoint's Kafka offsets hold exactly the events kept";
-  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(stream totals: consumed \d+ trained (\d+))"))) << r.output;
-  EXPECT_EQ(std::stoll(m[1]), static_cast<std::int64_t>(seen.size())) << r.output;
+  expect_kept_once(out, r.output, seen, 3 * checkpoint + 2 * (steps - checkpoint), steps);
   fs::remove_all(out);
 }
 
@@ -123,9 +111,7 @@ TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefRestartsWholeExactlyOnce) {
   const std::int64_t checkpoint = std::stoll(m[1]);
   std::map<std::int64_t, int> seen;
   for (int w = 0; w < 3; ++w) add_kept_ids(out, w, steps, seen, checkpoint);
-  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), 3 * steps) << r.output;
-  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
-  EXPECT_EQ(offsets_done(out, steps, "transactions"), 3 * steps) << r.output;
+  expect_kept_once(out, r.output, seen, 3 * steps, steps);
   fs::remove_all(out);
 }
 

@@ -88,13 +88,7 @@ TEST(StreamTraining, AnAllreduceJobThatLosesASecondWorkerDuringItsRollbackReform
   add_kept_ids(out, 1, steps, seen);
   add_kept_ids(out, 2, checkpoint, seen);  // the lost workers' steps after the checkpoint were rolled back
   add_kept_ids(out, 3, checkpoint, seen);
-  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), 4 * checkpoint + 2 * (steps - checkpoint)) << r.output;
-  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
-  EXPECT_EQ(testing::newest_checkpoint(out), steps) << r.output;
-  EXPECT_EQ(offsets_done(out, steps, "transactions"), static_cast<std::int64_t>(seen.size()))
-      << "the final checkpoint's Kafka offsets hold exactly the events kept";
-  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(stream totals: consumed \d+ trained (\d+))"))) << r.output;
-  EXPECT_EQ(std::stoll(m[1]), static_cast<std::int64_t>(seen.size())) << r.output;
+  expect_kept_once(out, r.output, seen, 4 * checkpoint + 2 * (steps - checkpoint), steps);
   fs::remove_all(out);
 }
 
@@ -139,10 +133,7 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerAfterItsLastExchangeRestartsW
   EXPECT_EQ(checkpoint, steps - every) << "the newest checkpoint before the unwritten last one";
   std::map<std::int64_t, int> seen;
   for (int w = 0; w < 3; ++w) add_kept_ids(out, w, steps, seen, checkpoint);
-  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), 3 * steps) << r.output;
-  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
-  EXPECT_EQ(testing::newest_checkpoint(out), steps) << r.output;
-  EXPECT_EQ(offsets_done(out, steps, "transactions"), 3 * steps) << r.output;
+  expect_kept_once(out, r.output, seen, 3 * steps, steps);
   fs::remove_all(out);
 }
 
