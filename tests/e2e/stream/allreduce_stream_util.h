@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -79,6 +80,13 @@ inline stream::ProduceOptions produce_options(const std::string& bootstrap) {
   produce.count = 6000;
   produce.rate = 0;  // as fast as the broker takes them
   return produce;
+}
+
+// Writes the tests' events to `bootstrap`: produce_options' 6000, ids numbered from 0.
+inline void produce_all(const std::string& bootstrap) {
+  std::atomic<bool> stop{false};
+  const stream::ProduceOptions produce = produce_options(bootstrap);
+  ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
 }
 
 // Waits (polling, up to 120 s) until `file` has a line for step `step`.

@@ -32,9 +32,7 @@ using namespace stream_e2e;
 // the final checkpoint's offsets hold exactly them (events are numbered from offset 0).
 TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
-  std::atomic<bool> stop{false};
-  const stream::ProduceOptions produce = produce_options(broker.bootstrap());
-  ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
+  produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-reform");
   const int steps = 600, every = 100;
   const std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-reform", steps, every);
@@ -81,9 +79,7 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
 // place: the whole job restarts from its newest checkpoint, with all 3 workers, exactly once.
 TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefRestartsWholeExactlyOnce) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
-  std::atomic<bool> stop{false};
-  const stream::ProduceOptions produce = produce_options(broker.bootstrap());
-  ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
+  produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-chief");
   const int steps = 600, every = 100;
   const std::regex started_worker0(R"(started .*worker0 \(pid (\d+)\))");

@@ -38,9 +38,7 @@ pid_t started_pid(const std::string& line, int worker) {
 // 0 and 1's after it; each once, and the final checkpoint's offsets hold exactly them.
 TEST(StreamTraining, AnAllreduceJobThatLosesASecondWorkerDuringItsRollbackReformsAgainExactlyOnce) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 8}}});
-  std::atomic<bool> stop{false};
-  const stream::ProduceOptions produce = produce_options(broker.bootstrap());
-  ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
+  produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-second-loss");
   const int steps = 600, every = 100;
   // Survivors held in the rollback do not poll their consumers: a session shorter than the
@@ -99,9 +97,7 @@ TEST(StreamTraining, AnAllreduceJobThatLosesASecondWorkerDuringItsRollbackReform
 // the loss: LocalClusterOptions::lost_process). All 3 workers finish the run; each event once.
 TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerAfterItsLastExchangeRestartsWholeExactlyOnce) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
-  std::atomic<bool> stop{false};
-  const stream::ProduceOptions produce = produce_options(broker.bootstrap());
-  ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
+  produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-after-last");
   const int steps = 600, every = 100;
   // A session longer than the hold: the chief, not polling while held, fails before worker 2's
