@@ -368,6 +368,7 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
       return std::none_of(roster.members.begin(), roster.members.end(),
                           [index](const cluster::RosterEntry& e) { return e.role == "worker" && e.index == index; });
     };
+  o.distribution.fault_point = stream_fault_point(m.index);  // tests only (app/fault_hooks.h)
 
   // Named by its index: a peer's error then says which worker it lost.
   auto data_plane = transport_for("worker", args, net_options(job), log, m.index);

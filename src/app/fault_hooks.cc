@@ -22,11 +22,14 @@ namespace {
 #if TRIB_FAULT_HOOKS
 constexpr const char* kAllreduceChiefLostAtFinalCheckpoint = "allreduce-chief-lost-at-final-checkpoint";
 constexpr const char* kAllreduceChiefSlowAtFinalCheckpoint = "allreduce-chief-slow-at-final-checkpoint";
+constexpr const char* kStreamSlowInRewind = "allreduce-stream-slow-in-rewind";
+constexpr const char* kStreamSlowAfterLastStep = "allreduce-stream-slow-after-last-step";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
   // kAllreduceChiefLostAtFinalCheckpoint (with how many of worker 0's processes in `index`) or
-  // kAllreduceChiefSlowAtFinalCheckpoint (with seconds in `index`); empty: none
+  // kAllreduceChiefSlowAtFinalCheckpoint, kStreamSlowInRewind or kStreamSlowAfterLastStep (with
+  // seconds in `index`); empty: none
   std::string kind;
   int index = -1;
 };
@@ -39,7 +42,7 @@ Fault parse_fault() {
   if (text == kAllreduceChiefLostAtFinalCheckpoint) return {text, 1};
   Fault f;
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
-                           kAllreduceChiefLostAtFinalCheckpoint}) {
+                           kAllreduceChiefLostAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterLastStep}) {
     const std::string prefix = std::string(kind) + ":";
     try {
       if (text.starts_with(prefix)) f = {kind, std::stoi(text.substr(prefix.size()))};
@@ -47,8 +50,10 @@ Fault parse_fault() {
     }
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
-             "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES] or {}:SECONDS",
-             kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint);
+             "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
+             "{}:SECONDS or {}:SECONDS",
+             kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
+             kStreamSlowInRewind, kStreamSlowAfterLastStep);
   return f;
 }
 #endif
@@ -134,6 +139,26 @@ std::function<void()> allreduce_fault_hook(int index, int chief_relaunches) {
 #else
   (void)index;
   (void)chief_relaunches;
+  return {};
+#endif
+}
+
+std::function<void(const std::string&)> stream_fault_point(int index) {
+#if TRIB_FAULT_HOOKS
+  const Fault f = parse_fault();
+  if (f.kind != kStreamSlowInRewind && f.kind != kStreamSlowAfterLastStep) return {};
+  const std::string at = f.kind == kStreamSlowInRewind ? "allreduce-stream-rollback" : "stream-after-last-step";
+  const std::string where = f.kind == kStreamSlowInRewind ? "inside its allreduce group's rollback (before its rewind)"
+                                                          : "after the run's last step (before its final Kafka offsets)";
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  return [at, where, done, index, seconds = f.index](const std::string& point) {
+    if (point != at || done->exchange(true)) return;  // once per process: a later rollback goes on
+    std::fprintf(stderr, "%s: worker %d is held %d s %s\n", kFaultVariable, index, seconds, where.c_str());
+    std::fflush(nullptr);
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  };
+#else
+  (void)index;
   return {};
 #endif
 }

@@ -18,6 +18,13 @@
 // instead: a chief alive but slow to end (its heartbeats go on). A signal from the test cannot
 // time this window: the final evaluation takes milliseconds.
 //
+// TRIB_TEST_FAULT=allreduce-stream-slow-in-rewind:S holds every worker of an allreduce stream
+// job S seconds inside its first rollback after a lost worker (the group re-formed, the
+// checkpoint's state taken, before the Kafka rewind and its rendezvous), printing a line: a
+// test kills a second worker there. allreduce-stream-slow-after-last-step:S holds every worker
+// S seconds after the run's last step, before it hands over its final Kafka offsets (a worker
+// killed there is lost after its last exchange). Once per process either way.
+//
 // Compiled in only where the tests are built (TRIB_FAULT_HOOKS, from BUILD_TESTING): the
 // builds that `make train`, `make bench` and a release use ignore the variable.
 #pragma once
@@ -47,5 +54,8 @@ std::function<void(const net::Message&)> backup_fault_hook(int index, bool relau
 // usual case). `chief_relaunches`: how many processes of worker 0 came before this one (0: the
 // first; more: a chief relaunched in place). Bad text in the variable fails naming it.
 std::function<void()> allreduce_fault_hook(int index, int chief_relaunches);
+
+// Worker `index`'s train::Distribution::fault_point for the stream faults above, or empty.
+std::function<void(const std::string&)> stream_fault_point(int index);
 
 }  // namespace trib::app

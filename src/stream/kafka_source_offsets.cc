@@ -123,6 +123,15 @@ void KafkaSource::rewind(const data::DataPosition& position, const std::string& 
     s.commit_tag = "trib run=" + run_id;
   }
   s.interrupted.store(false);
+  {
+    // A partition revoked before the rewind (the consumer group moved it: a lost member's
+    // session timed out) keeps its claim until what was handed out of it is applied, which
+    // now never happens; and what was applied of it went with the rolled-back model. Kept,
+    // the claim would reach the next checkpoint's merge as done records nobody trained since.
+    // Its buffered and held records left with the revoke.
+    std::lock_guard lock(s.mu);
+    s.applied.drop_released();
+  }
   seek(position);
 }
 

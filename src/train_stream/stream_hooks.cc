@@ -205,6 +205,7 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
     dist.publish(regroup_key(rollback.generation), note.dump());
   }
   const std::int64_t step = ctx.update.start(ctx.vars, found ? &found->checkpoint : nullptr);
+  if (dist.fault_point) dist.fault_point("allreduce-stream-rollback");
   std::optional<std::string> text;
   for (const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1); !(text = dist.lookup(regroup_key(rollback.generation)));) {
     TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout,
@@ -222,8 +223,15 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
   // Every member seeks before any reads again: partitions that a rebalance moves between
   // them from here on then continue from hand-over commits tagged with this generation, never
   // from positions taken before the rewind (kafka_source_offsets.cc).
-  source_.rewind(offsets, rollback.generation, [&] { source_.sync().rendezvous("rewound"); });
+  bool all_rewound = true;
+  source_.rewind(offsets, rollback.generation, [&] { all_rewound = source_.sync().rendezvous("rewound"); });
   ctx.saved_step = step;
+  // Another member lost during the rollback: this group's next exchange fails, and the
+  // survivors re-form again and roll back again (this hook, a newer generation).
+  if (!all_rewound)
+    ctx.progress.message(fmt::format("worker {}: a member of allreduce group {} was lost during its rollback; the "
+                                     "group re-forms again at its next exchange",
+                                     dist.worker_index, rollback.generation));
   ctx.progress.message(fmt::format("worker {}: allreduce group {} (workers {}) rolled back to checkpoint {} from step {} "
                                    "({} steps to redo); Kafka positions rewound in place: {}",
                                    dist.worker_index, rollback.generation,
@@ -281,6 +289,7 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
   }
   // The last checkpoint: every worker has stopped, so the final claims are exact. The loop has
   // just had every worker report, so the chief collects all rows after the claims.
+  if (ctx.distribution.fault_point) ctx.distribution.fault_point("stream-after-last-step");
   if (ctx.chief()) {
     if (std::optional<AnnouncedRestore> r = sync.newer_restore()) own = adopt_after_end(ctx, *r);
     const data::DataPosition merged = sync.gather_final(own);

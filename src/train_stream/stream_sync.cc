@@ -39,11 +39,15 @@ StreamSync::StreamSync(const train::Distribution& dist, std::chrono::millisecond
   for (int w = 0; w < dist.workers; ++w) members_.push_back(w);
 }
 
-void StreamSync::rendezvous(const std::string& what) {
+bool StreamSync::rendezvous(const std::string& what) {
   dist_.publish(key(fmt::format("{}/{}", what, dist_.worker_index)), "1");
-  // A newer group planned meanwhile (another member lost): the next exchange fails into it.
+  // A newer group planned meanwhile, or a member lost before it said so (every survivor may
+  // be waiting here, so nobody's exchange has failed to plan one): the next exchange fails
+  // into the re-forming.
   for (int w : members_)
-    if (!wait_any({key(fmt::format("{}/{}", what, w))}, nullptr, [this] { return regroup_planned(); })) return;
+    if (!wait_any({key(fmt::format("{}/{}", what, w))}, nullptr, [this, w] { return regroup_planned() || lost(w); }))
+      return false;
+  return true;
 }
 
 bool StreamSync::regroup_planned() const {

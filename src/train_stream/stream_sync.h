@@ -88,9 +88,11 @@ class StreamSync {
   // whose exchange failed is re-forming the group: every member must go to its next step).
   void set_members(std::vector<int> members) { members_ = std::move(members); }
   const std::vector<int>& members() const { return members_; }
-  // Every member says `what` in this scope, then waits until all have (Timeout naming the
-  // first missing one after the sync's timeout).
-  void rendezvous(const std::string& what);
+  // Every member says `what` in this scope, then waits until all have: true. False when it
+  // gave way: a newer group is planned, or a member it waits for was lost (a second loss
+  // during a rollback; the group re-forms again at its next exchange). Timeout naming the
+  // first missing one after the sync's timeout.
+  bool rendezvous(const std::string& what);
 
   // Non-chief at checkpoint step s: hands over `offsets`, then waits until the chief has
   // published the checkpoint. Returns true if it wrote it (the caller may then commit to

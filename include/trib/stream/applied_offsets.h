@@ -47,6 +47,10 @@ class AppliedOffsets {
   // The partition went to another member, whose claim starts where this source stopped
   // reading: this one keeps its claim only until what it handed out is applied.
   void release(std::int32_t partition, std::int64_t read_next);
+  // Forgets every released partition's claim, pending records included: a rollback threw
+  // away what this source handed out, so they will never be applied, and what was applied
+  // of them belongs to a model the rollback discarded (KafkaSource::rewind).
+  void drop_released();
   bool tracks(std::int32_t partition) const { return parts_.contains(partition); }
 
   // A record the source handed out: pending until applied().

@@ -140,7 +140,8 @@ class KafkaSource final : public data::ExampleSource {
   // the pipeline over this source is torn down (nothing inside next()), clears its interrupt,
   // seeks to `position` and tags later commits with `run_id` (a partition moved between
   // members after the rewind must not continue from a commit made before it). The consumer
-  // stays in its group: no rebalance.
+  // stays in its group: no rebalance. Claims on partitions revoked before the rewind are
+  // dropped: they cover records of the discarded pass (applied or never to be).
   void rewind(const data::DataPosition& position, const std::string& run_id);
 
   // Takes what the broker has delivered, waiting up to `wait`, and hands nothing out: this

@@ -46,6 +46,10 @@ struct Distribution {
   // server 0 and returns its answer; the worker then reads the chunks it is given
   // (chunked_batch_source.h). Empty: fixed shards.
   std::function<std::string(const std::string& request)> claim_data;
+  // Tests only (app/fault_hooks.h, TRIB_TEST_FAULT): called at a named point of a stream job's
+  // training ("allreduce-stream-rollback", "stream-after-last-step"), where it may hold this
+  // process. Empty: none (the usual case).
+  std::function<void(const std::string& point)> fault_point;
 };
 
 }  // namespace trib::train

@@ -9,41 +9,22 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
-#include <sstream>
 #include <thread>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "e2e/stream/stream_record.h"
+#include "e2e/stream/allreduce_stream_util.h"
 #include "e2e/trib_process.h"
+#include "trib/stream/event_producer.h"
 #include "trib/stream/mock_broker.h"
 
 namespace trib {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::add_kept_ids;
-using testing::offsets_done;
-using testing::produce_options;
-using testing::wait_for_step;
-
-const std::string kExample = std::string(TRIB_SOURCE_DIR) + "/examples/stream_fraud.yaml";
-
-// `trib train` of the 3-worker allreduce stream job (stream_record.h).
-std::vector<std::string> job_args(const std::string& bootstrap, const fs::path& out, const std::string& group,
-                                  int steps, int every) {
-  std::vector<std::string> args{"train", kExample, "--output", out.string()};
-  for (const std::string& o : testing::allreduce_stream_overrides(bootstrap, group, steps, every)) {
-    args.push_back("--set");
-    args.push_back(o);
-  }
-  return args;
-}
+using namespace stream_e2e;
 
 // kill -9 to worker 2 of 3 25 steps after checkpoint 200, 375 steps before the end: the
 // survivors re-form as a group of 2, roll back to the newest checkpoint and finish the run.
@@ -51,9 +32,7 @@ std::vector<std::string> job_args(const std::string& bootstrap, const fs::path& 
 // the final checkpoint's offsets hold exactly them (events are numbered from offset 0).
 TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
-  std::atomic<bool> stop{false};
-  const stream::ProduceOptions produce = produce_options(broker.bootstrap());
-  ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
+  produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-reform");
   const int steps = 600, every = 100;
   const std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-reform", steps, every);
@@ -92,13 +71,7 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
   add_kept_ids(out, 0, steps, seen);
   add_kept_ids(out, 1, steps, seen);
   add_kept_ids(out, 2, checkpoint, seen);  // the lost worker's steps after the checkpoint were rolled back
-  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), 3 * checkpoint + 2 * (steps - checkpoint)) << r.output;
-  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
-  EXPECT_EQ(testing::newest_checkpoint(out), steps) << r.output;
-  EXPECT_EQ(offsets_done(out, steps, "transactions"), static_cast<std::int64_t>(seen.size()))
-      << "the final checkpoint's Kafka offsets hold exactly the events kept";
-  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(stream totals: consumed \d+ trained (\d+))"))) << r.output;
-  EXPECT_EQ(std::stoll(m[1]), static_cast<std::int64_t>(seen.size())) << r.output;
+  expect_kept_once(out, r.output, seen, 3 * checkpoint + 2 * (steps - checkpoint), steps);
   fs::remove_all(out);
 }
 
@@ -106,9 +79,7 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
 // place: the whole job restarts from its newest checkpoint, with all 3 workers, exactly once.
 TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefRestartsWholeExactlyOnce) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
-  std::atomic<bool> stop{false};
-  const stream::ProduceOptions produce = produce_options(broker.bootstrap());
-  ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
+  produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-chief");
   const int steps = 600, every = 100;
   const std::regex started_worker0(R"(started .*worker0 \(pid (\d+)\))");
@@ -136,9 +107,7 @@ TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefRestartsWholeExactlyOnce) {
   const std::int64_t checkpoint = std::stoll(m[1]);
   std::map<std::int64_t, int> seen;
   for (int w = 0; w < 3; ++w) add_kept_ids(out, w, steps, seen, checkpoint);
-  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), 3 * steps) << r.output;
-  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
-  EXPECT_EQ(offsets_done(out, steps, "transactions"), 3 * steps) << r.output;
+  expect_kept_once(out, r.output, seen, 3 * steps, steps);
   fs::remove_all(out);
 }
 

@@ -23,10 +23,10 @@
 
 namespace trib::testing {
 
-// The settings of a 3-worker allreduce job of examples/stream_fraud.yaml on `bootstrap`, batch
+// The settings of a `workers`-worker allreduce job of examples/stream_fraud.yaml on `bootstrap`, batch
 // 1, no shuffle buffer, that records applied ids (each one a `--set` value).
 inline std::vector<std::string> allreduce_stream_overrides(const std::string& bootstrap, const std::string& group,
-                                                           int steps, int every) {
+                                                           int steps, int every, int workers = 3) {
   return {"data.kafka.bootstrap_servers=\"" + bootstrap + "\"",
           "data.kafka.record_ids=true",
           "data.kafka.shuffle_buffer=0",
@@ -34,7 +34,7 @@ inline std::vector<std::string> allreduce_stream_overrides(const std::string& bo
           "data.kafka.group_id=" + group,
           "data.kafka.properties={\"session.timeout.ms\": \"3000\"}",
           "strategy.name=allreduce",
-          "cluster.workers=3",
+          "cluster.workers=" + std::to_string(workers),
           "training.batch=1",
           "training.eval_every=1000",
           "training.steps=" + std::to_string(steps),

@@ -109,6 +109,23 @@ TEST(AppliedOffsetsTest, AReleasedPartitionIsClaimedUntilItsRecordsAreApplied) {
   EXPECT_TRUE(t.progress({}).empty());
 }
 
+TEST(AppliedOffsetsTest, DroppingReleasedClaimsKeepsOwnedPartitionsOnly) {
+  AppliedOffsets t;
+  t.start(0, at(0));
+  t.start(1, at(50));
+  for (std::int64_t o : {0, 1, 2}) t.handed_out(0, o);
+  t.handed_out(1, 50);
+  t.applied(0, 0);
+  t.release(0, 3);  // 1 and 2 still pending: the claim stays, at 1
+  EXPECT_EQ(t.progress({{1, 51}}).at(0), at(1));
+  t.drop_released();
+  EXPECT_FALSE(t.tracks(0));
+  EXPECT_TRUE(t.tracks(1));
+  const PartitionProgressMap left = t.progress({{1, 51}});
+  EXPECT_EQ(left.size(), 1u);
+  EXPECT_EQ(left.at(1), at(50));
+}
+
 TEST(AppliedOffsetsTest, ApplyingAnUnknownRecordChangesNothing) {
   AppliedOffsets t;
   t.start(0, at(5));

@@ -193,15 +193,37 @@ TEST(StreamSyncRegroup, ABarrierGivesWayToANewerGroup) {
     s->set_scope(1);
     s->set_members({0, 1});
   }
-  auto said = std::async(std::launch::async, [&] { other.rendezvous("rewound"); });
-  chief.rendezvous("rewound");
-  said.get();
+  auto said = std::async(std::launch::async, [&] { return other.rendezvous("rewound"); });
+  EXPECT_TRUE(chief.rendezvous("rewound"));
+  EXPECT_TRUE(said.get());
   // A member lost before it said so: the next group, planned without it, releases the wait.
   chief.set_members({0, 1, 2});
-  auto waiting = std::async(std::launch::async, [&] { chief.rendezvous("again"); });
-  other.rendezvous("again");
+  auto waiting = std::async(std::launch::async, [&] { return chief.rendezvous("again"); });
+  EXPECT_TRUE(other.rendezvous("again"));
   plan(store, 2, {0, 1});
-  waiting.get();
+  EXPECT_FALSE(waiting.get());
+}
+
+// A second worker lost while the survivors roll back: every survivor waits at the rewind's
+// rendezvous, so no exchange fails and nobody plans a newer group; the lost member releases
+// the wait, and the next exchange fails into the re-forming.
+TEST(StreamSyncRegroup, TheRewindsRendezvousGivesWayForAMemberLostBeforeItSaidSo) {
+  Store store;
+  std::atomic<bool> worker2_lost{false};
+  train::Distribution d0 = worker(store, 0, 4), d1 = worker(store, 1, 4);
+  for (train::Distribution* d : {&d0, &d1}) d->worker_lost = [&](int w) { return w == 2 && worker2_lost.load(); };
+  StreamSync chief(d0, kShort), other(d1, kShort);
+  plan(store, 1, {0, 1, 2});
+  for (StreamSync* s : {&chief, &other}) {
+    s->set_scope(1);
+    s->set_members({0, 1, 2});
+  }
+  auto said0 = std::async(std::launch::async, [&] { return chief.rendezvous("rewound"); });
+  auto said1 = std::async(std::launch::async, [&] { return other.rendezvous("rewound"); });
+  EXPECT_EQ(said0.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout) << "worker 2 is awaited";
+  worker2_lost = true;
+  EXPECT_FALSE(said0.get());
+  EXPECT_FALSE(said1.get());
 }
 
 }  // namespace

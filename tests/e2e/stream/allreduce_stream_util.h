@@ -1,0 +1,71 @@
+// Helpers of the allreduce stream e2e tests: the job's arguments, its events, and the per-worker
+// record of applied event ids (data.kafka.record_ids) that checks "every event once".
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/stream/stream_record.h"
+#include "e2e/trib_process.h"
+#include "trib/data/data_position.h"
+#include "trib/stream/event_producer.h"
+#include "trib/stream/stream_position.h"
+
+namespace trib::stream_e2e {
+
+namespace fs = std::filesystem;
+using testing::add_kept_ids;
+using testing::offsets_done;
+using testing::produce_options;
+using testing::wait_for_step;
+
+inline const std::string kExample = std::string(TRIB_SOURCE_DIR) + "/examples/stream_fraud.yaml";
+
+// `trib train` of a `workers`-worker allreduce stream job (stream_record.h's settings).
+inline std::vector<std::string> job_args(const std::string& bootstrap, const fs::path& out, const std::string& group,
+                                         int steps, int every, int workers = 3) {
+  std::vector<std::string> args{"train", kExample, "--output", out.string()};
+  for (const std::string& o : testing::allreduce_stream_overrides(bootstrap, group, steps, every, workers)) {
+    args.push_back("--set");
+    args.push_back(o);
+  }
+  return args;
+}
+
+// Writes the tests' events to `bootstrap`: produce_options' 6000, ids numbered from 0.
+inline void produce_all(const std::string& bootstrap) {
+  std::atomic<bool> stop{false};
+  const stream::ProduceOptions produce = produce_options(bootstrap);
+  ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
+}
+
+// The run's kept events (`seen`, from add_kept_ids) are `expected` in number, each applied once;
+// the last checkpoint (step `steps`) is the newest, and its Kafka offsets and the chief's
+// totals line hold exactly them (events are numbered from offset 0).
+inline void expect_kept_once(const fs::path& out, const std::string& output, const std::map<std::int64_t, int>& seen,
+                             std::int64_t expected, int steps) {
+  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), expected) << output;
+  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+  EXPECT_EQ(testing::newest_checkpoint(out), steps) << output;
+  EXPECT_EQ(offsets_done(out, steps, "transactions"), expected)
+      << "the final checkpoint's Kafka offsets hold exactly the events kept";
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(stream totals: consumed \d+ trained (\d+))"))) << output;
+  EXPECT_EQ(std::stoll(m[1]), expected) << output;
+}
+
+}  // namespace trib::stream_e2e
