@@ -113,7 +113,22 @@ void KafkaSource::seek(const data::DataPosition& position) {
       if (s.paused.erase(p) > 0) s.consumer->pause(p, false);
     }
   }
-  s.consumer->seek(moves);
+  // A seek waits for each partition's fetcher to take it. A partition the group revokes
+  // meanwhile (a rebalance while the job's other consumers join, as after a whole-job
+  // restart) never answers, and the call times out for all of them: the partitions still
+  // owned are sought again. One revoked meanwhile starts at `restored` when it is assigned
+  // again (on_assign), so it needs no seek.
+  for (int attempt = 1;; ++attempt) {
+    try {
+      s.consumer->seek(moves);
+      return;
+    } catch (const Unavailable&) {
+      if (attempt == 3) throw;
+      std::lock_guard lock(s.mu);
+      std::erase_if(moves, [&s](const auto& m) { return !s.merge.owns(m.first); });
+      if (moves.empty()) return;
+    }
+  }
 }
 
 void KafkaSource::rewind(const data::DataPosition& position, const std::string& run_id) {
