@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -22,14 +23,33 @@ namespace {
 #if TRIB_FAULT_HOOKS
 constexpr const char* kAllreduceChiefLostAtFinalCheckpoint = "allreduce-chief-lost-at-final-checkpoint";
 constexpr const char* kAllreduceChiefSlowAtFinalCheckpoint = "allreduce-chief-slow-at-final-checkpoint";
+constexpr const char* kAllreduceWorkerLostAtStep = "allreduce-worker-lost-at-step";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
   // kAllreduceChiefLostAtFinalCheckpoint (with how many of worker 0's processes in `index`) or
-  // kAllreduceChiefSlowAtFinalCheckpoint (with seconds in `index`); empty: none
+  // kAllreduceChiefSlowAtFinalCheckpoint (with seconds in `index`) or kAllreduceWorkerLostAtStep
+  // (a worker index and `step`); empty: none
   std::string kind;
   int index = -1;
+  std::int64_t step = -1;
 };
+
+// "allreduce-worker-lost-at-step:W:S", or nullopt for another text; bad numbers fail.
+std::optional<Fault> parse_worker_lost_at_step(const std::string& text) {
+  const std::string prefix = std::string(kAllreduceWorkerLostAtStep) + ":";
+  if (!text.starts_with(prefix)) return std::nullopt;
+  const std::string rest = text.substr(prefix.size());
+  Fault f{kAllreduceWorkerLostAtStep, -1, -1};
+  try {
+    const std::size_t colon = rest.find(':');
+    if (colon != std::string::npos) f = {kAllreduceWorkerLostAtStep, std::stoi(rest.substr(0, colon)), std::stoll(rest.substr(colon + 1))};
+  } catch (const std::exception&) {
+  }
+  TRIB_CHECK(f.index > 0 && f.step > 0, InvalidArgument, "{}={}: expected {}:WORKER:STEP, WORKER above 0",
+             kFaultVariable, text, kAllreduceWorkerLostAtStep);
+  return f;
+}
 
 // The variable's fault, or none; bad text fails naming the variable.
 Fault parse_fault() {
@@ -37,6 +57,7 @@ Fault parse_fault() {
   if (value == nullptr || *value == '\0') return {};
   const std::string text = value;
   if (text == kAllreduceChiefLostAtFinalCheckpoint) return {text, 1};
+  if (std::optional<Fault> lost = parse_worker_lost_at_step(text)) return *lost;
   Fault f;
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
                            kAllreduceChiefLostAtFinalCheckpoint}) {
@@ -47,8 +68,10 @@ Fault parse_fault() {
     }
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
-             "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES] or {}:SECONDS",
-             kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint);
+             "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS or "
+             "{}:WORKER:STEP",
+             kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
+             kAllreduceWorkerLostAtStep);
   return f;
 }
 #endif
@@ -134,6 +157,24 @@ std::function<void()> allreduce_fault_hook(int index, int chief_relaunches) {
 #else
   (void)index;
   (void)chief_relaunches;
+  return {};
+#endif
+}
+
+std::function<void(std::int64_t, double)> allreduce_step_fault_hook(int index, bool joining) {
+#if TRIB_FAULT_HOOKS
+  const Fault f = parse_fault();
+  if (f.kind != kAllreduceWorkerLostAtStep || f.index != index || joining) return {};
+  return [index, at = f.step](std::int64_t step, double /*loss*/) {
+    if (step != at) return;
+    std::fprintf(stderr, "%s: worker %d is lost after its step %lld (kill -9)\n", kFaultVariable, index,
+                 static_cast<long long>(step));
+    std::fflush(nullptr);
+    ::kill(::getpid(), SIGKILL);
+  };
+#else
+  (void)index;
+  (void)joining;
   return {};
 #endif
 }

@@ -17,11 +17,15 @@
 // TRIB_TEST_FAULT=allreduce-chief-slow-at-final-checkpoint:S holds worker 0 there S seconds
 // instead: a chief alive but slow to end (its heartbeats go on). A signal from the test cannot
 // time this window: the final evaluation takes milliseconds.
+// TRIB_TEST_FAULT=allreduce-worker-lost-at-step:W:S makes allreduce worker W (W > 0) kill
+// itself (SIGKILL) once its step S is applied (its record of applied ids has the line), in the
+// middle of a run; only its first process (a relaunched one, which joins, trains on).
 //
 // Compiled in only where the tests are built (TRIB_FAULT_HOOKS, from BUILD_TESTING): the
 // builds that `make train`, `make bench` and a release use ignore the variable.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -47,5 +51,9 @@ std::function<void(const net::Message&)> backup_fault_hook(int index, bool relau
 // usual case). `chief_relaunches`: how many processes of worker 0 came before this one (0: the
 // first; more: a chief relaunched in place). Bad text in the variable fails naming it.
 std::function<void()> allreduce_fault_hook(int index, int chief_relaunches);
+
+// What allreduce worker `index` runs after each applied step (TrainerOptions::on_step), or
+// empty. `joining`: a relaunched process, which joins the running group.
+std::function<void(std::int64_t step, double loss)> allreduce_step_fault_hook(int index, bool joining);
 
 }  // namespace trib::app

@@ -22,6 +22,10 @@ void AppliedOffsets::release(std::int32_t partition, std::int64_t read_next) {
   it->second.released_at = read_next;
 }
 
+void AppliedOffsets::forget_released() {
+  std::erase_if(parts_, [](const auto& entry) { return entry.second.released; });
+}
+
 void AppliedOffsets::handed_out(std::int32_t partition, std::int64_t offset) {
   auto it = parts_.find(partition);
   if (it == parts_.end()) return;

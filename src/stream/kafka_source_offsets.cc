@@ -123,6 +123,13 @@ void KafkaSource::rewind(const data::DataPosition& position, const std::string& 
     s.commit_tag = "trib run=" + run_id;
   }
   s.interrupted.store(false);
+  {
+    // A partition revoked before the rollback keeps this source's claim only until what it
+    // handed out is applied, which now never happens; left, the claim would hold records read
+    // before the rollback as applied at the next checkpoint.
+    std::lock_guard lock(s.mu);
+    s.applied.forget_released();
+  }
   seek(position);
 }
 

@@ -222,7 +222,7 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
   // Every member seeks before any reads again: partitions that a rebalance moves between
   // them from here on then continue from hand-over commits tagged with this generation, never
   // from positions taken before the rewind (kafka_source_offsets.cc).
-  source_.rewind(offsets, rollback.generation, [&] { source_.sync().rendezvous("rewound"); });
+  source_.rewind(offsets, rollback.generation, [&] { source_.sync().rendezvous(kRewound); });
   ctx.saved_step = step;
   ctx.progress.message(fmt::format("worker {}: allreduce group {} (workers {}) rolled back to checkpoint {} from step {} "
                                    "({} steps to redo); Kafka positions rewound in place: {}",

@@ -130,6 +130,11 @@ struct ClusterConfig {
   // A local cluster relaunches a lost process (killed by a signal) up to this many times
   // per role; 0: a lost process stops the job.
   int max_restarts = 3;
+  // An allreduce stream job (data.stream) takes a relaunched or `--join`ed worker back into its
+  // running group (a rollback to the newest checkpoint). Off by default: not exactly-once
+  // reliably yet (docs/fault_tolerance.md, "Allreduce stream jobs: a relaunched worker rejoins");
+  // off, a lost worker is not relaunched and the job goes on with N-1.
+  bool stream_rejoin = false;
   // After SIGTERM (preemption), how long the job has to reach a step boundary, write its
   // checkpoint and exit before the launcher kills what is left.
   int preemption_grace_s = 25;

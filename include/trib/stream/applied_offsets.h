@@ -48,6 +48,10 @@ class AppliedOffsets {
   // reading: this one keeps its claim only until what it handed out is applied.
   void release(std::int32_t partition, std::int64_t read_next);
   bool tracks(std::int32_t partition) const { return parts_.contains(partition); }
+  // The job rolled back (a restore, an allreduce group's rollback): what was handed out and
+  // not applied never will be, so the claims kept on partitions another member owns now are
+  // void (the new owner starts at the rollback's progress). Owned partitions are untouched.
+  void forget_released();
 
   // A record the source handed out: pending until applied().
   void handed_out(std::int32_t partition, std::int64_t offset);

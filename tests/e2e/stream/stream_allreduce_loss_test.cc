@@ -1,7 +1,8 @@
 // An allreduce stream job that loses a worker: the survivors re-form their group in place, roll
 // back to the newest checkpoint (variables, optimizer state and Kafka positions, the lost
-// worker's partitions included) and go on with one worker fewer; no process restarts. The
-// per-worker record of applied event ids (data.kafka.record_ids) checks "every event once".
+// worker's partitions included) and go on with one worker fewer, or, relaunched, the worker
+// rejoins and the group of 3 rolls back to its newest checkpoint again; no whole-job restart.
+// The per-worker record of applied event ids (data.kafka.record_ids) checks "every event once".
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -114,8 +115,9 @@ std::int64_t offsets_done(const fs::path& run_dir, int step, const std::string& 
   return -1;
 }
 
-// kill -9 to worker 2 of 3 25 steps after checkpoint 200, 375 steps before the end: the
-// survivors re-form as a group of 2, roll back to the newest checkpoint and finish the run.
+// kill -9 to worker 2 of 3 25 steps after checkpoint 200, 375 steps before the end, with
+// cluster.max_restarts: 0 (not relaunched): the survivors re-form as a group of 2, roll back to
+// the newest checkpoint and finish the run.
 // Kept events: every worker's up to the checkpoint, the survivors' after it; each once, and
 // the final checkpoint's offsets hold exactly them (events are numbered from offset 0).
 TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
@@ -125,7 +127,9 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
   ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
   const fs::path out = testing::fresh_path("stream", "allreduce-reform");
   const int steps = 600, every = 100;
-  const std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-reform", steps, every);
+  std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-reform", steps, every);
+  // Not relaunched (cluster.stream_rejoin is off by default too): the job goes on with N-1.
+  args.insert(args.end(), {"--set", "cluster.max_restarts=0"});
   const std::regex started_worker2(R"(started .*worker2 \(pid (\d+)\))");
   pid_t worker2 = 0;
   std::atomic<bool> killed{false};
@@ -162,6 +166,74 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
   add_kept_ids(out, 1, steps, seen);
   add_kept_ids(out, 2, checkpoint, seen);  // the lost worker's steps after the checkpoint were rolled back
   EXPECT_EQ(static_cast<std::int64_t>(seen.size()), 3 * checkpoint + 2 * (steps - checkpoint)) << r.output;
+  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+  EXPECT_EQ(testing::newest_checkpoint(out), steps) << r.output;
+  EXPECT_EQ(offsets_done(out, steps, "transactions"), static_cast<std::int64_t>(seen.size()))
+      << "the final checkpoint's Kafka offsets hold exactly the events kept";
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(stream totals: consumed \d+ trained (\d+))"))) << r.output;
+  EXPECT_EQ(std::stoll(m[1]), static_cast<std::int64_t>(seen.size())) << r.output;
+  fs::remove_all(out);
+}
+
+// Worker 2 of 3 kills itself (TRIB_TEST_FAULT) once its step 225 is applied, 25 steps after
+// checkpoint 200; the launcher relaunches it and it rejoins the running group: the group of 3
+// rolls back to its newest checkpoint (S2: 200, or a later one the survivors wrote meanwhile)
+// and goes on, the joiner with the group's variables and optimizer state and partitions handed
+// over by the consumer group. Kept events: every worker's up to S1 (the survivors' rollback
+// after the loss; S2 when the loss and the join made one group), the survivors' from S1 to S2,
+// all three's after S2; each once, and the final checkpoint's offsets hold exactly them.
+// Known to fail about 1 run in 3 (cluster.stream_rejoin is off by default for it): a member's
+// partitions are taken back by the consumer group and given to it again after the join's
+// rewind with no hand-over commit, so it reads them again from the checkpoint (events trained
+// twice); docs/fault_tolerance.md, "Allreduce stream jobs: a relaunched worker rejoins".
+// The events arrive live, 50 a second, so that the survivors are still training when the
+// relaunched process is ready to join (its consumer's group join waits for the lost consumer's
+// session to end, 3 s): the run takes about 30 s.
+TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerTakesItsRelaunchBackExactlyOnce) {
+  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
+  std::atomic<bool> stop{false};
+  stream::ProduceOptions produce = produce_options(broker.bootstrap());
+  produce.rate = 50;
+  std::thread producer([&] { stream::produce_events(produce, stop); });
+  const fs::path out = testing::fresh_path("stream", "allreduce-rejoin");
+  const int steps = 600, every = 100;
+  const std::map<std::string, std::string> fault{{"TRIB_TEST_FAULT", "allreduce-worker-lost-at-step:2:225"}};
+  std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-rejoin", steps, every);
+  args.insert(args.end(), {"--set", "cluster.stream_rejoin=true"});  // off by default: not reliable yet
+  testing::TribRun r = testing::run_trib(args, std::chrono::seconds(240), {}, fault);
+  stop = true;
+  producer.join();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_NE(r.output.find("TRIB_TEST_FAULT: worker 2 is lost after its step 225 (kill -9)"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("local cluster: worker2 relaunched (pid"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[worker2] joined the allreduce group as generation"), std::string::npos) << r.output;
+  std::smatch m;
+  // The group of 3 again, rolled back to a checkpoint (every member prints it).
+  ASSERT_TRUE(std::regex_search(
+      r.output, m, std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1, 2\) rolled back to checkpoint (\d+) from step \d+ \(\d+ steps to redo\))")))
+      << r.output;
+  const std::int64_t rejoined_at = std::stoll(m[1]);
+  std::printf("[ info ] %s\n", m[0].str().c_str());
+  EXPECT_NE(r.output.find("worker 2: allreduce group"), std::string::npos) << r.output;
+  std::int64_t lost_at = rejoined_at;  // the survivors' own rollback, if they went on as 2 first
+  if (std::regex_search(r.output, m, std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1\) rolled back to checkpoint (\d+))"))) {
+    lost_at = std::stoll(m[1]);
+    std::printf("[ info ] %s\n", m[0].str().c_str());
+  }
+  EXPECT_GE(lost_at, 2 * every) << r.output;
+  EXPECT_GE(rejoined_at, lost_at) << r.output;
+  EXPECT_EQ(rejoined_at % every, 0) << r.output;
+
+  std::map<std::int64_t, int> seen;
+  add_kept_ids(out, 0, steps, seen);
+  add_kept_ids(out, 1, steps, seen);
+  // The lost process's steps after lost_at were rolled back; the relaunched one's record
+  // starts with a second "run" line.
+  add_kept_ids(out, 2, steps, seen, lost_at);
+  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), 3 * lost_at + 2 * (rejoined_at - lost_at) + 3 * (steps - rejoined_at))
+      << r.output;
   for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
   EXPECT_EQ(testing::newest_checkpoint(out), steps) << r.output;
   EXPECT_EQ(offsets_done(out, steps, "transactions"), static_cast<std::int64_t>(seen.size()))

@@ -109,6 +109,25 @@ TEST(AppliedOffsetsTest, AReleasedPartitionIsClaimedUntilItsRecordsAreApplied) {
   EXPECT_TRUE(t.progress({}).empty());
 }
 
+TEST(AppliedOffsetsTest, ARollbackForgetsTheClaimsOfReleasedPartitionsOnly) {
+  // Partition 0 moved to another member while 0 and 1 were still to be applied; partition 1
+  // is still owned. After a rollback nothing handed out before it is applied any more.
+  AppliedOffsets t;
+  t.start(0, at(0));
+  t.start(1, at(7));
+  t.handed_out(0, 0);
+  t.handed_out(0, 1);
+  t.release(0, 2);
+  t.handed_out(1, 7);
+  t.forget_released();
+  EXPECT_FALSE(t.tracks(0)) << "the new owner claims partition 0 from the rollback's progress";
+  ASSERT_TRUE(t.tracks(1));
+  t.applied(0, 0);  // a late report for the forgotten partition changes nothing
+  const PartitionProgressMap p = t.progress({{1, 8}});
+  EXPECT_EQ(p.size(), 1u);
+  EXPECT_EQ(p.at(1), at(7));
+}
+
 TEST(AppliedOffsetsTest, ApplyingAnUnknownRecordChangesNothing) {
   AppliedOffsets t;
   t.start(0, at(5));

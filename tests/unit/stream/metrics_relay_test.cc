@@ -28,5 +28,26 @@ TEST(MetricsRelayTest, TheChiefReceivesEveryWorkersRowsOnceInOrder) {
   EXPECT_EQ(store.size(), 4u);
 }
 
+// A relaunched worker's relay goes on after the rows its lost process sent: the chief, which
+// has read those, gets the new ones rather than missing them under reused keys.
+TEST(MetricsRelayTest, ARelaunchedWorkerSendsAfterItsLostProcessesRows) {
+  std::map<std::string, std::string> store;
+  auto publish = [&](const std::string& k, const std::string& v) { store[k] = v; };
+  auto lookup = [&](const std::string& k) -> std::optional<std::string> {
+    auto it = store.find(k);
+    return it == store.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  MetricsRelay chief(0, 3, publish, lookup);
+  {
+    MetricsRelay lost(2, 3, publish, lookup);
+    lost.send("old1");
+    lost.send("old2");
+  }
+  EXPECT_EQ(chief.receive(), (std::vector<std::string>{"old1", "old2"}));
+  MetricsRelay relaunched(2, 3, publish, lookup);
+  relaunched.send("new1");
+  EXPECT_EQ(chief.receive(), (std::vector<std::string>{"new1"}));
+}
+
 }  // namespace
 }  // namespace trib::stream
