@@ -26,6 +26,13 @@ void AppliedOffsets::forget_released() {
   std::erase_if(parts_, [](const auto& entry) { return entry.second.released; });
 }
 
+bool AppliedOffsets::reclaim(std::int32_t partition) {
+  auto it = parts_.find(partition);
+  if (it == parts_.end() || !it->second.released) return false;
+  it->second.released = false;
+  return true;
+}
+
 void AppliedOffsets::handed_out(std::int32_t partition, std::int64_t offset) {
   auto it = parts_.find(partition);
   if (it == parts_.end()) return;

@@ -69,6 +69,13 @@ struct KafkaSource::Impl final : detail::RebalanceHandler {
   std::vector<Held> held;         // poison records while the schema check decides
   bool closing = false;           // leaving the group, applied() in use: hand-overs commit applied offsets
   PartitionOffsets assigned_at;  // where each owned partition started when it was assigned
+  // Where this source stopped reading each partition it gave away, and the commit tag then: a
+  // partition given back with no newer hand-over commit continues there (kafka_source_offsets.cc).
+  struct GaveAway {
+    std::string tag;
+    std::int64_t at = 0;
+  };
+  std::map<std::int32_t, GaveAway> gave_away;
   std::set<std::int32_t> paused;
   bool joined = false;  // the group's first assignment (possibly empty) has arrived
   KafkaSourceStats stats;  // all but the dead-letter counts, which the producer keeps

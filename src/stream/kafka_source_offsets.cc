@@ -7,6 +7,11 @@
 //           consumed it since, and its hand-over commit is newer (the claim then starts
 //           there: AppliedOffsets' `from`). Without a restored offset: the group's committed
 //           offset, else earliest/latest.
+//   back    A partition this source gave away under the current tag comes back to it with no
+//           hand-over commit after its own (its commit was refused, or its assignment was lost
+//           and nothing was committed; nobody else has handed it over since): it continues
+//           where this source stopped reading, its claim kept, rather than at the restored
+//           progress, which would read again what it trained since.
 //   revoke  The revoked partitions' read positions are committed (the hand-over), so the
 //           member that gets them continues exactly where this one stopped; records already
 //           handed out are this worker's to apply (its claim stays until they are), and the
@@ -31,15 +36,22 @@ PartitionOffsets KafkaSource::Impl::on_assign(const std::vector<std::int32_t>& p
   }
   std::map<std::int32_t, detail::CommittedOffset> committed = consumer->committed(partitions);
   PartitionProgressMap restored_now;
+  std::map<std::int32_t, GaveAway> gave_away_now;
   {
     std::lock_guard lock(mu);
     restored_now = restored;
+    gave_away_now = gave_away;
   }
   PartitionProgressMap starts;
+  std::set<std::int32_t> back;  // given back to this source (see "back" above)
   for (std::int32_t p : partitions) {
     const detail::CommittedOffset& c = committed[p];
     const bool ours = c.offset >= 0 && c.metadata == commit_tag;
-    if (auto it = restored_now.find(p); it != restored_now.end() && !ours) {
+    if (auto g = gave_away_now.find(p);
+        g != gave_away_now.end() && g->second.tag == commit_tag && (!ours || c.offset == g->second.at)) {
+      starts[p] = PartitionProgress{.next = g->second.at, .applied = {}, .from = g->second.at};
+      back.insert(p);
+    } else if (auto it = restored_now.find(p); it != restored_now.end() && !ours) {
       starts[p] = it->second;
       starts[p].from = 0;
     } else if (c.offset >= 0) {
@@ -57,7 +69,8 @@ PartitionOffsets KafkaSource::Impl::on_assign(const std::vector<std::int32_t>& p
   for (const auto& [p, start] : starts) {
     merge.add(p, start.next, now);
     assigned_at[p] = start.next;
-    applied.start(p, start);
+    gave_away.erase(p);
+    if (!back.contains(p) || !applied.reclaim(p)) applied.start(p, start);
     drop_held(p);
     offsets[p] = start.next;
   }
@@ -76,6 +89,7 @@ void KafkaSource::Impl::on_revoke(const std::vector<std::int32_t>& partitions, b
     for (std::int32_t p : partitions) {
       if (!merge.owns(p)) continue;
       handover[p] = closing ? progress.at(p).next : positions.at(p);
+      gave_away[p] = {commit_tag, handover[p]};
       merge.remove(p);
       assigned_at.erase(p);
       paused.erase(p);
@@ -129,6 +143,7 @@ void KafkaSource::rewind(const data::DataPosition& position, const std::string& 
     // before the rollback as applied at the next checkpoint.
     std::lock_guard lock(s.mu);
     s.applied.forget_released();
+    s.gave_away.clear();
   }
   seek(position);
 }

@@ -52,6 +52,10 @@ class AppliedOffsets {
   // not applied never will be, so the claims kept on partitions another member owns now are
   // void (the new owner starts at the rollback's progress). Owned partitions are untouched.
   void forget_released();
+  // The partition this tracker released came back to it (no other member took it over): its
+  // claim goes on as if it had never been released, pending records included. False when it
+  // is not tracked as released (then start() it).
+  bool reclaim(std::int32_t partition);
 
   // A record the source handed out: pending until applied().
   void handed_out(std::int32_t partition, std::int64_t offset);

@@ -128,6 +128,23 @@ TEST(AppliedOffsetsTest, ARollbackForgetsTheClaimsOfReleasedPartitionsOnly) {
   EXPECT_EQ(p.at(1), at(7));
 }
 
+TEST(AppliedOffsetsTest, APartitionGivenBackKeepsItsClaimAndPendingRecords) {
+  AppliedOffsets t;
+  t.start(0, at(0));
+  t.handed_out(0, 0);
+  t.handed_out(0, 1);
+  t.release(0, 2);
+  ASSERT_TRUE(t.reclaim(0));
+  t.handed_out(0, 2);  // reading goes on where it stopped
+  t.applied(0, 1);
+  EXPECT_EQ(t.progress({{0, 3}}).at(0), at(0, "1"));
+  t.applied(0, 0);
+  t.applied(0, 2);
+  EXPECT_EQ(t.progress({{0, 3}}).at(0), at(3));
+  EXPECT_FALSE(t.reclaim(0)) << "owned, not released";
+  EXPECT_FALSE(t.reclaim(5)) << "not tracked";
+}
+
 TEST(AppliedOffsetsTest, ApplyingAnUnknownRecordChangesNothing) {
   AppliedOffsets t;
   t.start(0, at(5));
