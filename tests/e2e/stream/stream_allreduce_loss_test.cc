@@ -115,8 +115,20 @@ std::int64_t offsets_done(const fs::path& run_dir, int step, const std::string& 
   return -1;
 }
 
+// Every kept event (`seen`) was trained exactly once, and the run's final checkpoint (`steps`)
+// holds exactly them in its Kafka offsets, as the totals line does.
+void expect_kept_once(const fs::path& out, int steps, const std::map<std::int64_t, int>& seen, const std::string& output) {
+  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+  EXPECT_EQ(testing::newest_checkpoint(out), steps) << output;
+  EXPECT_EQ(offsets_done(out, steps, "transactions"), static_cast<std::int64_t>(seen.size()))
+      << "the final checkpoint's Kafka offsets hold exactly the events kept";
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(stream totals: consumed \d+ trained (\d+))"))) << output;
+  EXPECT_EQ(std::stoll(m[1]), static_cast<std::int64_t>(seen.size())) << output;
+}
+
 // kill -9 to worker 2 of 3 25 steps after checkpoint 200, 375 steps before the end, with
-// cluster.max_restarts: 0 (not relaunched): the survivors re-form as a group of 2, roll back to
+// cluster.stream_rejoin off (the default: not relaunched): the survivors re-form as a group of 2, roll back to
 // the newest checkpoint and finish the run.
 // Kept events: every worker's up to the checkpoint, the survivors' after it; each once, and
 // the final checkpoint's offsets hold exactly them (events are numbered from offset 0).
@@ -127,9 +139,8 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
   ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
   const fs::path out = testing::fresh_path("stream", "allreduce-reform");
   const int steps = 600, every = 100;
-  std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-reform", steps, every);
-  // Not relaunched (cluster.stream_rejoin is off by default too): the job goes on with N-1.
-  args.insert(args.end(), {"--set", "cluster.max_restarts=0"});
+  // cluster.stream_rejoin is off by default: the worker is not relaunched, the job goes on with N-1.
+  const std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-reform", steps, every);
   const std::regex started_worker2(R"(started .*worker2 \(pid (\d+)\))");
   pid_t worker2 = 0;
   std::atomic<bool> killed{false};
@@ -166,12 +177,7 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
   add_kept_ids(out, 1, steps, seen);
   add_kept_ids(out, 2, checkpoint, seen);  // the lost worker's steps after the checkpoint were rolled back
   EXPECT_EQ(static_cast<std::int64_t>(seen.size()), 3 * checkpoint + 2 * (steps - checkpoint)) << r.output;
-  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
-  EXPECT_EQ(testing::newest_checkpoint(out), steps) << r.output;
-  EXPECT_EQ(offsets_done(out, steps, "transactions"), static_cast<std::int64_t>(seen.size()))
-      << "the final checkpoint's Kafka offsets hold exactly the events kept";
-  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(stream totals: consumed \d+ trained (\d+))"))) << r.output;
-  EXPECT_EQ(std::stoll(m[1]), static_cast<std::int64_t>(seen.size())) << r.output;
+  expect_kept_once(out, steps, seen, r.output);
   fs::remove_all(out);
 }
 
@@ -182,10 +188,11 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
 // over by the consumer group. Kept events: every worker's up to S1 (the survivors' rollback
 // after the loss; S2 when the loss and the join made one group), the survivors' from S1 to S2,
 // all three's after S2; each once, and the final checkpoint's offsets hold exactly them.
-// Known to fail about 1 run in 3 (cluster.stream_rejoin is off by default for it): a member's
-// partitions are taken back by the consumer group and given to it again after the join's
-// rewind with no hand-over commit, so it reads them again from the checkpoint (events trained
-// twice); docs/fault_tolerance.md, "Allreduce stream jobs: a relaunched worker rejoins".
+// Not reliable yet (cluster.stream_rejoin is off by default for it): it failed 2 runs of 6
+// before partitions given back to their giver kept its position (events trained twice once, a
+// member's partitions read again from the checkpoint; a hang once, every worker stopped at a
+// step), and passed 11 of 11 after (each join rolled back to checkpoint 200); docs/fault_tolerance.md, "Allreduce stream jobs: a
+// relaunched worker rejoins".
 // The events arrive live, 50 a second, so that the survivors are still training when the
 // relaunched process is ready to join (its consumer's group join waits for the lost consumer's
 // session to end, 3 s): the run takes about 30 s.
@@ -234,12 +241,7 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerTakesItsRelaunchBackExactlyOn
   add_kept_ids(out, 2, steps, seen, lost_at);
   EXPECT_EQ(static_cast<std::int64_t>(seen.size()), 3 * lost_at + 2 * (rejoined_at - lost_at) + 3 * (steps - rejoined_at))
       << r.output;
-  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
-  EXPECT_EQ(testing::newest_checkpoint(out), steps) << r.output;
-  EXPECT_EQ(offsets_done(out, steps, "transactions"), static_cast<std::int64_t>(seen.size()))
-      << "the final checkpoint's Kafka offsets hold exactly the events kept";
-  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(stream totals: consumed \d+ trained (\d+))"))) << r.output;
-  EXPECT_EQ(std::stoll(m[1]), static_cast<std::int64_t>(seen.size())) << r.output;
+  expect_kept_once(out, steps, seen, r.output);
   fs::remove_all(out);
 }
 
