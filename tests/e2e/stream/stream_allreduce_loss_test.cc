@@ -191,8 +191,8 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
 // Not reliable yet (cluster.stream_rejoin is off by default for it): it failed 2 runs of 6
 // before partitions given back to their giver kept its position (events trained twice once, a
 // member's partitions read again from the checkpoint; a hang once, every worker stopped at a
-// step), and passed 11 of 11 after (each join rolled back to checkpoint 200); docs/fault_tolerance.md, "Allreduce stream jobs: a
-// relaunched worker rejoins".
+// step), and passed 11 of 11 after (each join rolled back to checkpoint 200);
+// docs/fault_tolerance.md, "Allreduce stream jobs: a relaunched worker rejoins".
 // The events arrive live, 50 a second, so that the survivors are still training when the
 // relaunched process is ready to join (its consumer's group join waits for the lost consumer's
 // session to end, 3 s): the run takes about 30 s.
