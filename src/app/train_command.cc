@@ -49,6 +49,16 @@ void check_before_launch(const config::JobConfig& job) {
   train::steps_per_epoch(data.train->size(), job, pipeline ? job.strategy.replicas : job.cluster.workers);
 }
 
+// Servers that a strategy other than ps never talks to: a config switched from ps (say with
+// --set strategy.name=allreduce) still starts or waits for them. Said, not refused: they cost
+// an idle process, and a job file shared between strategies stays valid.
+std::string unused_servers_note(const config::JobConfig& job) {
+  if (job.strategy.name == config::StrategyName::ps || job.cluster.ps == 0) return "";
+  return fmt::format("strategy {} uses no parameter servers, but cluster.ps is {}: they are started (or waited "
+                     "for) and stay idle; set cluster.ps: 0",
+                     config::to_string(job.strategy.name), job.cluster.ps);
+}
+
 // Under `trib coordinator`: whether a lost chief is waited for (its node's supervisor starts it
 // again), for the jobs whose chief a local launcher relaunches in place: a file job under ps or
 // allreduce. Not a stream job's: its Kafka positions are the chief's to commit.
@@ -143,6 +153,7 @@ int run_train(const TrainArgs& args, const Log& log) {
   if (o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream() && o.job.data.assignment == "dynamic")
     lc.max_workers = o.job.cluster.max_workers_or_default();
   lc.net = net_options(o.job);
+  if (std::string note = unused_servers_note(o.job); !note.empty()) log.warn("local cluster: {}", note);
   lc.live = terminal;
   lc.log_level = log.level();
   // Under allreduce the survivors re-form their group and go on (docs/fault_tolerance.md); in
@@ -281,6 +292,7 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
              r.awaiting);
   log.info("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)", coordinator.address(),
            job.cluster.ps, job.cluster.workers);
+  if (std::string note = unused_servers_note(job); !note.empty()) log.warn("coordinator: {}", note);
   // Wait in short slices so that connections refused for a wrong secret are reported as
   // they come (each is also logged with its address); the job itself is not disturbed.
   cluster::Outcome outcome;
