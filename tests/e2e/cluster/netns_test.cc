@@ -146,6 +146,16 @@ TEST(NetworkNamespaces, NoSharedFilesystemCheckpointsAndResumes) {
   EXPECT_EQ(newest_checkpoint(run), 60) << second;
 }
 
+// `trib coordinator` of `job` on host 0 at `address`, writing `run`: a run long enough to lose
+// a member in (3000 steps, a checkpoint every 100, evaluated only at the end).
+Trib long_run_coordinator(NamespaceLab& lab, const std::string& address, const std::string& job,
+                          const std::string& secret, const fs::path& run) {
+  return Trib("coordinator",
+              {"coordinator", job, "--listen", address, "--secret-file", secret, "--output", run.string(), "--set",
+               "training.steps=3000", "--set", "training.checkpoint_every=100", "--set", "training.eval_every=1000000"},
+              lab.exec_in(0));
+}
+
 // Recovery under any supervisor, across hosts: the parameter server's host loses it
 // (kill -9) and starts it again with the same command; it rejoins at a new port, and the chief,
 // in another namespace, restores it from its newest checkpoint over the network.
@@ -158,11 +168,7 @@ TEST(NetworkNamespaces, ARelaunchedServerRejoinsAndTheChiefRestoresItAcrossHosts
   std::string job = dir.file("job.yaml", tiny_job("cluster: {ps: 1, workers: 1}\n"));
   const fs::path run = dir.path() / "run";
   std::string coordinator_address = lab.host(0).address + ":7000";
-  Trib coordinator("coordinator",
-                   {"coordinator", job, "--listen", coordinator_address, "--secret-file", secret, "--output",
-                    run.string(), "--set", "training.steps=3000", "--set", "training.checkpoint_every=100", "--set",
-                    "training.eval_every=1000000"},
-                   lab.exec_in(0));
+  Trib coordinator = long_run_coordinator(lab, coordinator_address, job, secret, run);
   ASSERT_TRUE(wait_until({&coordinator}, [&] { return coordinator.printed("waiting for"); }, 20s))
       << coordinator.output();
   const std::vector<std::string> ps_command{"ps", "--join", coordinator_address, "--bind", lab.host(1).address,
@@ -202,11 +208,7 @@ TEST(NetworkNamespaces, AChiefStartedAgainOnItsHostRejoinsInPlace) {
   std::string job = dir.file("job.yaml", tiny_job("cluster: {ps: 1, workers: 2}\n"));
   const fs::path run = dir.path() / "run";
   std::string coordinator_address = lab.host(0).address + ":7000";
-  Trib coordinator("coordinator",
-                   {"coordinator", job, "--listen", coordinator_address, "--secret-file", secret, "--output",
-                    run.string(), "--set", "training.steps=3000", "--set", "training.checkpoint_every=100", "--set",
-                    "training.eval_every=1000000"},
-                   lab.exec_in(0));
+  Trib coordinator = long_run_coordinator(lab, coordinator_address, job, secret, run);
   ASSERT_TRUE(wait_until({&coordinator}, [&] { return coordinator.printed("waiting for"); }, 20s))
       << coordinator.output();
   Trib ps("ps", {"ps", "--join", coordinator_address, "--bind", lab.host(1).address, "--secret-file", secret},
