@@ -35,6 +35,14 @@ struct Fault {
 };
 
 // The variable's fault, or none; bad text fails naming the variable.
+// Says so on stderr (the tests wait for the line), then holds the calling thread: a worker
+// alive (its heartbeats go on) but not moving, for a test to act in that window.
+void hold_worker(int index, int seconds, const char* where) {
+  std::fprintf(stderr, "%s: worker %d is held %d s %s\n", kFaultVariable, index, seconds, where);
+  std::fflush(nullptr);
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+}
+
 Fault parse_fault() {
   const char* value = std::getenv(kFaultVariable);
   if (value == nullptr || *value == '\0') return {};
@@ -119,11 +127,7 @@ std::function<void()> allreduce_fault_hook(int index, int chief_relaunches) {
   if (index != 0) return {};
   if (f.kind == kAllreduceChiefSlowAtFinalCheckpoint && chief_relaunches == 0) {
     const int seconds = f.index;
-    return [seconds] {
-      std::fprintf(stderr, "%s: worker 0 is held %d s after the run's last exchange\n", kFaultVariable, seconds);
-      std::fflush(nullptr);
-      std::this_thread::sleep_for(std::chrono::seconds(seconds));
-    };
+    return [seconds] { hold_worker(0, seconds, "after the run's last exchange"); };
   }
   // The first `f.index` processes of worker 0: the first one, and as many relaunched ones.
   if (f.kind != kAllreduceChiefLostAtFinalCheckpoint || chief_relaunches >= f.index) return {};
@@ -153,9 +157,7 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
   auto done = std::make_shared<std::atomic<bool>>(false);
   return [at, where, done, index, seconds = f.index](const std::string& point) {
     if (point != at || done->exchange(true)) return;  // once per process: a later rollback goes on
-    std::fprintf(stderr, "%s: worker %d is held %d s %s\n", kFaultVariable, index, seconds, where.c_str());
-    std::fflush(nullptr);
-    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    hold_worker(index, seconds, where.c_str());
   };
 #else
   (void)index;
