@@ -17,7 +17,11 @@ void read_stream_data(ConfigReader& data, KafkaDataConfig& k, SchemaDataConfig& 
   k.connect_timeout_s = kr.get<int>("connect_timeout_s", k.connect_timeout_s);
   k.idle_timeout_s = kr.get<double>("idle_timeout_s", k.idle_timeout_s);
   k.record_ids = kr.get<bool>("record_ids", k.record_ids);
+  k.assignment = kr.get<std::string>("assignment", k.assignment);
   kr.finish();
+  TRIB_CHECK(k.assignment == "auto" || k.assignment == "group" || k.assignment == "job", InvalidArgument,
+             "config {}: {} '{}' is not supported: expected auto, group or job", file, kr.where("assignment"),
+             k.assignment);
   TRIB_CHECK(!k.topic.empty(), InvalidArgument, "config {}: {} must name a topic", file, kr.where("topic"));
   TRIB_CHECK(k.shuffle_buffer >= 0 && k.connect_timeout_s > 0 && k.idle_timeout_s >= 0, InvalidArgument,
              "config {}: {} must be >= 0, {} positive and {} >= 0", file, kr.where("shuffle_buffer"),

@@ -34,15 +34,16 @@ Properties consumer_defaults(const std::string& group_id) {
 }  // namespace
 
 KafkaConsumer::KafkaConsumer(const KafkaConfig& config, std::string topic, const std::string& group_id,
-                             RebalanceHandler& handler)
+                             RebalanceHandler& handler, Assignment assignment)
     : topic_(std::move(topic)),
       bootstrap_(config.bootstrap_servers),
       timeout_ms_(static_cast<int>(config.connect_timeout.count())),
-      handler_(handler) {
+      handler_(handler),
+      assignment_(assignment) {
   validate(config);
   TRIB_CHECK(!group_id.empty(), InvalidArgument, "Kafka source for topic '{}': group_id is empty", topic_);
   ConfHandle conf = make_conf(config, consumer_defaults(group_id));
-  rd_kafka_conf_set_rebalance_cb(conf.get(), &KafkaConsumer::on_rebalance);
+  if (assignment_ == Assignment::group) rd_kafka_conf_set_rebalance_cb(conf.get(), &KafkaConsumer::on_rebalance);
   rd_kafka_conf_set_error_cb(conf.get(), &KafkaConsumer::on_error);
   rd_kafka_conf_set_opaque(conf.get(), this);
   rk_ = make_client(RD_KAFKA_CONSUMER, std::move(conf), fmt::format("consumer for topic '{}'", topic_));
@@ -50,6 +51,7 @@ KafkaConsumer::KafkaConsumer(const KafkaConfig& config, std::string topic, const
 
   MetadataHandle md = fetch_metadata(rk_.get(), bootstrap_, timeout_ms_, [this] { return last_error(); });
   partition_count_ = detail::partition_count(*md, topic_, bootstrap_);
+  if (assignment_ == Assignment::manual) return;
 
   PartitionList subscription = make_partition_list(1);
   rd_kafka_topic_partition_list_add(subscription.get(), topic_.c_str(), RD_KAFKA_PARTITION_UA);
@@ -125,6 +127,35 @@ void KafkaConsumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_
     if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk_.get(), parts)) rd_kafka_error_destroy(e);
   } else {
     rd_kafka_assign(rk_.get(), nullptr);
+  }
+}
+
+void KafkaConsumer::assign(const std::vector<std::int32_t>& partitions) {
+  TRIB_CHECK(assignment_ == Assignment::manual, InvalidArgument,
+             "consumer of Kafka topic '{}': partitions are assigned by its group, not by assign()", topic_);
+  if (partitions.empty()) return;
+  PartitionOffsets starts = handler_.on_assign(partitions);
+  PartitionOffsets list;
+  for (std::int32_t p : partitions) list[p] = starts.contains(p) ? starts.at(p) : RD_KAFKA_OFFSET_INVALID;
+  if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_.get(), list_of(list).get())) {
+    std::string what = rd_kafka_error_string(e);
+    rd_kafka_error_destroy(e);
+    throw Unavailable(fmt::format("cannot assign partitions of Kafka topic '{}' at {}: {}", topic_, bootstrap_, what));
+  }
+}
+
+void KafkaConsumer::unassign(const std::vector<std::int32_t>& partitions) {
+  TRIB_CHECK(assignment_ == Assignment::manual, InvalidArgument,
+             "consumer of Kafka topic '{}': partitions are assigned by its group, not by unassign()", topic_);
+  if (partitions.empty()) return;
+  handler_.on_revoke(partitions, /*lost=*/true);
+  PartitionOffsets list;
+  for (std::int32_t p : partitions) list[p] = RD_KAFKA_OFFSET_INVALID;
+  if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk_.get(), list_of(list).get())) {
+    std::string what = rd_kafka_error_string(e);
+    rd_kafka_error_destroy(e);
+    throw Unavailable(
+        fmt::format("cannot unassign partitions of Kafka topic '{}' at {}: {}", topic_, bootstrap_, what));
   }
 }
 

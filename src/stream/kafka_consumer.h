@@ -1,7 +1,8 @@
-// A consumer-group member for one topic: the librdkafka consumer behind KafkaSource. It owns
-// the client handle, turns rebalance events into calls on a RebalanceHandler (which decides
-// where each new partition starts and what to do with revoked ones), and wraps the offset
-// calls the source needs. Errors name the bootstrap address, the topic or the group.
+// The librdkafka consumer of one topic behind KafkaSource: a consumer-group member, or one
+// whose partitions its caller assigns. It owns the client handle, turns rebalance events (or
+// manual assignments) into calls on a RebalanceHandler (which decides where each new
+// partition starts and what to do with revoked ones), and wraps the offset calls the source
+// needs. Errors name the bootstrap address, the topic or the group.
 #pragma once
 
 #include <cstdint>
@@ -35,11 +36,16 @@ struct CommittedOffset {
 
 class KafkaConsumer {
  public:
+  // group: subscribe to the topic as a member of the group, which assigns partitions.
+  // manual: the caller assigns them (assign/unassign); group_id only names the commits.
+  enum class Assignment { group, manual };
+
   // Connects, checks that `topic` exists (Unavailable / NotFound naming address and topic,
-  // within config.connect_timeout), and subscribes as a member of `group_id`. The handler is
-  // called from poll() and close(), on the polling thread, and must outlive this object.
+  // within config.connect_timeout), and subscribes as a member of `group_id` (group). The
+  // handler is called from poll() and close() (group), or from assign() and unassign()
+  // (manual), on the polling thread, and must outlive this object.
   KafkaConsumer(const KafkaConfig& config, std::string topic, const std::string& group_id,
-                RebalanceHandler& handler);
+                RebalanceHandler& handler, Assignment assignment = Assignment::group);
   ~KafkaConsumer();
   KafkaConsumer(const KafkaConsumer&) = delete;
   KafkaConsumer& operator=(const KafkaConsumer&) = delete;
@@ -48,6 +54,11 @@ class KafkaConsumer {
   MessageHandle poll(int timeout_ms);
   // Leaves the group: revokes (calling the handler) and stops. Idempotent.
   void close();
+  // Manual assignment: starts fetching `partitions` where the handler's on_assign says, or
+  // stops fetching them after its on_revoke (lost: no hand-over commit; their next owner
+  // starts from the job's own positions). Unavailable when librdkafka refuses.
+  void assign(const std::vector<std::int32_t>& partitions);
+  void unassign(const std::vector<std::int32_t>& partitions);
 
   // Synchronous commit of `offsets` with `metadata`; returns "" or the error. Thread-safe.
   std::string commit(const PartitionOffsets& offsets, const std::string& metadata);
@@ -78,6 +89,7 @@ class KafkaConsumer {
   RebalanceHandler& handler_;
   KafkaHandle rk_;
   int partition_count_ = 0;
+  Assignment assignment_;
   bool closed_ = false;
   // What a rebalance handler threw inside librdkafka's callback, rethrown by poll(): exceptions
   // must not cross the C library.

@@ -42,6 +42,28 @@ const KafkaSourceOptions& validated(const KafkaSourceOptions& o) {
 
 }  // namespace
 
+void check_share(const PartitionShare& share, int partition_count, const std::string& topic) {
+  TRIB_CHECK(share.members >= 1 && share.index >= 0 && share.index < share.members, InvalidArgument,
+             "Kafka source for topic '{}': share {} of {} members is not one of them", topic, share.index,
+             share.members);
+  // An empty share would leave a worker with nothing to train on while the others wait for it.
+  TRIB_CHECK(share.index < partition_count, InvalidArgument,
+             "Kafka topic '{}' has {} partition(s), fewer than the {} workers reading it: worker {} would read "
+             "nothing (give the topic at least {} partitions, or use fewer workers)",
+             topic, partition_count, share.members, share.index, share.members);
+}
+
+std::vector<std::int32_t> partitions_of(const PartitionShare& share, int partition_count) {
+  std::vector<std::int32_t> out;
+  for (std::int32_t p = 0; p < partition_count; ++p)
+    if (share.owns(p)) out.push_back(p);
+  return out;
+}
+
+namespace {
+
+}  // namespace
+
 std::int64_t wall_clock_ms() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
@@ -61,7 +83,13 @@ KafkaSource::Impl::Impl(KafkaSourceOptions opts)
                "Kafka source: dead-letter topic '{}' is invalid or the source topic itself", topic);
     dead_letters = std::make_unique<detail::DeadLetterQueue>(options.kafka, options.topic, std::move(topic));
   }
-  consumer = std::make_unique<detail::KafkaConsumer>(options.kafka, options.topic, options.group_id, *this);
+  consumer = std::make_unique<detail::KafkaConsumer>(
+      options.kafka, options.topic, options.group_id, *this,
+      options.share ? detail::KafkaConsumer::Assignment::manual : detail::KafkaConsumer::Assignment::group);
+  if (options.share) {
+    check_share(*options.share, consumer->partition_count(), options.topic);
+    consumer->assign(partitions_of(*options.share, consumer->partition_count()));
+  }
   // A position taken before the first assignment could name no offsets, and the first thing a
   // shuffle buffer does is take one.
   const auto deadline = std::chrono::steady_clock::now() + options.join_timeout;

@@ -79,5 +79,9 @@ struct KafkaSource::Impl final : detail::RebalanceHandler {
 };
 
 std::int64_t wall_clock_ms();
+// InvalidArgument unless `share` names a member, and one with partitions to read.
+void check_share(const PartitionShare& share, int partition_count, const std::string& topic);
+// The partitions of a topic with `partition_count` partitions that `share` reads, ascending.
+std::vector<std::int32_t> partitions_of(const PartitionShare& share, int partition_count);
 
 }  // namespace trib::stream

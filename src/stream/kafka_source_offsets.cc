@@ -16,6 +16,10 @@
 //           record that was not applied.
 //   seek    Owned partitions move at once; a partition the position lacks was assigned after
 //           the position was taken, so it goes back to where its assignment started.
+//
+// Job-assigned sources (options.share) have no rebalances and no hand-over commits: the job
+// moves partitions only when its members rewind together to one position (reassign), so a
+// gained partition starts at that restored position, never at a commit.
 #include <chrono>
 
 #include "stream/kafka_source_impl.h"
@@ -38,7 +42,7 @@ PartitionOffsets KafkaSource::Impl::on_assign(const std::vector<std::int32_t>& p
   PartitionProgressMap starts;
   for (std::int32_t p : partitions) {
     const detail::CommittedOffset& c = committed[p];
-    const bool ours = c.offset >= 0 && c.metadata == commit_tag;
+    const bool ours = !options.share && c.offset >= 0 && c.metadata == commit_tag;
     if (auto it = restored_now.find(p); it != restored_now.end() && !ours) {
       starts[p] = it->second;
       starts[p].from = 0;
@@ -148,6 +152,31 @@ void KafkaSource::rewind(const data::DataPosition& position, const std::string& 
     s.applied.drop_released();
   }
   seek(position);
+}
+
+void KafkaSource::reassign(PartitionShare share) {
+  Impl& s = *impl_;
+  TRIB_CHECK(s.options.share.has_value(), InvalidArgument,
+             "KafkaSource::reassign: the consumer group assigns the partitions of topic '{}'", s.options.topic);
+  const int count = s.consumer->partition_count();
+  check_share(share, count, s.options.topic);
+  std::vector<std::int32_t> gone, gained;
+  {
+    std::lock_guard lock(s.mu);
+    for (std::int32_t p : s.merge.partitions())
+      if (!share.owns(p)) gone.push_back(p);
+    for (std::int32_t p : partitions_of(share, count))
+      if (!s.merge.owns(p)) gained.push_back(p);
+  }
+  s.consumer->unassign(gone);
+  {
+    // Nothing handed out of a partition given up will be applied here: the pipeline was torn
+    // down with the rewind. Its next owner claims it from the rewound position.
+    std::lock_guard lock(s.mu);
+    s.applied.drop_released();
+  }
+  s.consumer->assign(gained);
+  s.options.share = share;
 }
 
 std::string KafkaSource::commit(const data::DataPosition& position) {

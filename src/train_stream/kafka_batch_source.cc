@@ -16,7 +16,8 @@ std::int64_t wall_ms() {
       .count();
 }
 
-stream::KafkaSourceOptions source_options(const config::JobConfig& job, const std::string& run_id) {
+stream::KafkaSourceOptions source_options(const config::JobConfig& job, const train::Distribution& dist,
+                                          const std::string& run_id) {
   const config::KafkaDataConfig& k = job.data.kafka;
   const config::SchemaDataConfig& s = job.data.schema;
   stream::KafkaSourceOptions o;
@@ -32,6 +33,7 @@ stream::KafkaSourceOptions source_options(const config::JobConfig& job, const st
   o.schema.csv_columns = s.csv_columns;
   o.schema.num_classes = static_cast<int>(job.model.classes);
   o.run_id = run_id;
+  if (job_assigns_partitions(job)) o.share = share_of(dist.worker_index, {}, dist.workers);
   o.reports_applied = true;  // the loop reports each batch once its update is applied
   if (k.idle_timeout_s > 0) o.idle_end = std::chrono::milliseconds(static_cast<std::int64_t>(k.idle_timeout_s * 1000));
   return o;
@@ -72,6 +74,19 @@ class BorrowedKafka final : public data::ExampleSource {
 
 }  // namespace
 
+bool job_assigns_partitions(const config::JobConfig& job) {
+  const std::string& a = job.data.kafka.assignment;
+  return a == "job" || (a == "auto" && job.strategy.name == config::StrategyName::allreduce);
+}
+
+stream::PartitionShare share_of(int worker, const std::vector<int>& members, int workers) {
+  if (members.empty()) return {.index = worker, .members = workers};
+  const auto at = std::find(members.begin(), members.end(), worker);
+  TRIB_CHECK(at != members.end(), InvalidArgument, "worker {} is not a member of its group ({})", worker,
+             fmt::join(members, ", "));
+  return {.index = static_cast<int>(at - members.begin()), .members = static_cast<int>(members.size())};
+}
+
 KafkaBatchSource::KafkaBatchSource(const config::JobConfig& job, const train::Distribution& dist)
     : job_(job), dist_(dist), sync_(dist) {}
 
@@ -90,7 +105,7 @@ void KafkaBatchSource::start(const train::SourceStart& start) {
   }
   start_ = sync_.start(start_);
 
-  kafka_ = std::make_unique<stream::KafkaSource>(source_options(job_, start_.run_id));
+  kafka_ = std::make_unique<stream::KafkaSource>(source_options(job_, dist_, start_.run_id));
   stream::KafkaSource* kafka = kafka_.get();
   if (!start_.offsets.fields().empty()) kafka->seek(start_.offsets);
   sync_.await_assignment([kafka] { return !kafka->assignment().empty(); },
@@ -117,6 +132,9 @@ void KafkaBatchSource::rewind(const data::DataPosition& offsets, std::int64_t ge
   // their own (KafkaSource::rewind).
   kafka_->rewind(offsets.fields().empty() ? start_.offsets : offsets,
                  fmt::format("{}-g{}", start_.run_id, generation));
+  // The job's group changed (an allreduce regroup): partitions move among the members here,
+  // every one of which has just rewound to the same position.
+  if (kafka_->options().share) kafka_->reassign(share_of(dist_.worker_index, sync_.members(), dist_.workers));
   sync_.set_scope(generation);
   if (before_reading) before_reading();
   build_pipeline();

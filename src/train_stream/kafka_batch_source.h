@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "train_stream/stream_sync.h"
 #include "trib/config/job_config.h"
@@ -20,6 +21,12 @@
 #include "trib/train/batch_source.h"
 
 namespace trib::train_stream {
+
+// Whether the job, not Kafka's consumer group, assigns the partitions (data.kafka.assignment).
+bool job_assigns_partitions(const config::JobConfig& job);
+// Worker `worker`'s share of the partitions in a group of `members` (indices, in rank order;
+// empty: all `workers` of the job).
+stream::PartitionShare share_of(int worker, const std::vector<int>& members, int workers);
 
 class KafkaBatchSource final : public train::BatchSource {
  public:
@@ -36,8 +43,8 @@ class KafkaBatchSource final : public train::BatchSource {
   // The job rolled back in place to a checkpoint whose "kafka" section is `offsets` (empty:
   // none, back to where this run started), in restore `generation`: the pipeline (shuffle
   // buffer, prefetch) is torn down, the consumer seeks there, keeping its group membership
-  // and partitions, a new pipeline is built over it, and the barriers move to the
-  // generation's scope.
+  // and partitions (job-assigned: taking this worker's share among sync().members()), a new
+  // pipeline is built over it, and the barriers move to the generation's scope.
   // `before_reading` (when set) runs after the seek and before the new pipeline reads: an
   // allreduce group's members wait there for each other (StreamHooks::on_regroup).
   void rewind(const data::DataPosition& offsets, std::int64_t generation,

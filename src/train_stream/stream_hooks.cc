@@ -233,10 +233,12 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
                                      "group re-forms again at its next exchange",
                                      dist.worker_index, rollback.generation));
   ctx.progress.message(fmt::format("worker {}: allreduce group {} (workers {}) rolled back to checkpoint {} from step {} "
-                                   "({} steps to redo); Kafka positions rewound in place: {}",
+                                   "({} steps to redo); Kafka positions rewound in place: {}; reads partitions {}{}",
                                    dist.worker_index, rollback.generation,
                                    fmt::join(source_.sync().members(), ", "), step, ctx.step,
-                                   std::max<std::int64_t>(0, ctx.step - step), offsets.to_string()));
+                                   std::max<std::int64_t>(0, ctx.step - step), offsets.to_string(),
+                                   fmt::join(source_.kafka().assignment(), ", "),
+                                   source_.kafka().options().share ? " (assigned by the job)" : ""));
   return step;
 }
 

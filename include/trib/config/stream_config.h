@@ -26,6 +26,13 @@ struct KafkaDataConfig {
   // A worker ends its run after this long without a record (the producer stopped); 0: it waits
   // for records until training.steps.
   double idle_timeout_s = 0;
+  // Who decides which worker reads which partition: "group" (Kafka's consumer group: members
+  // subscribe, rebalances move partitions), "job" (the job's own membership: worker i of n
+  // reads the partitions p with p % n == i, reassigned at the job's regroups, with no
+  // rebalances), or "auto": job for strategy allreduce, whose members re-form in lockstep and
+  // roll back together, group otherwise (a lost parameter-server worker's partitions are
+  // moved by the group with their hand-over commits). See docs/streaming.md.
+  std::string assignment = "auto";
   // Debug/test hook: each worker appends "step id id ..." per applied step to
   // <run>/stream_ids/worker-<index>.txt (needs schema.id_field).
   bool record_ids = false;

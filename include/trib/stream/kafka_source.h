@@ -43,6 +43,16 @@
 
 namespace trib::stream {
 
+// A member's share of a topic's partitions when the job, not the consumer group, assigns them:
+// member `index` of `members` reads every partition p with p % members == index.
+struct PartitionShare {
+  int index = 0;
+  int members = 1;
+
+  bool owns(std::int32_t partition) const { return partition % members == index; }
+  bool operator==(const PartitionShare&) const = default;
+};
+
 struct KafkaSourceOptions {
   KafkaConfig kafka;
   std::string topic;
@@ -76,6 +86,12 @@ struct KafkaSourceOptions {
   bool reports_applied = false;
   // The constructor waits this long for the group's first assignment (see KafkaSource()).
   std::chrono::milliseconds join_timeout{60'000};
+  // Unset: the consumer group assigns partitions (subscribe; rebalances move them between
+  // members, with hand-over commits). Set: this source reads exactly this share (librdkafka's
+  // manual assignment: no group membership, no session to time out, no rebalances), and the
+  // job changes it with reassign(); group_id then only names the commits. The share must not
+  // be empty: index < the topic's partition count.
+  std::optional<PartitionShare> share;
 };
 
 struct PartitionLag {
@@ -92,7 +108,7 @@ struct KafkaSourceStats {
   std::int64_t unapplied = 0;        // handed out, not yet reported applied()
   std::int64_t dead_lettered = 0;    // of those, delivered to the dead-letter topic
   std::int64_t dead_letter_failures = 0;
-  std::int64_t assignments = 0;      // rebalances that gave this source partitions
+  std::int64_t assignments = 0;      // rebalances (or reassignments) that gave this source partitions
   std::int64_t revocations = 0;
   std::int64_t handoff_failures = 0;  // hand-over commits the group refused
   std::string last_error;
@@ -143,6 +159,12 @@ class KafkaSource final : public data::ExampleSource {
   // stays in its group: no rebalance. Claims on partitions revoked before the rewind are
   // dropped: they cover records of the discarded pass (applied or never to be).
   void rewind(const data::DataPosition& position, const std::string& run_id);
+  // Job-assigned sources (options.share): this member's share changes (the job's group
+  // re-formed). Call it like rewind(), with nothing inside next(), after the rewind: the
+  // partitions it gains start at the rewound position (else as in the constructor), and those
+  // it gives up are dropped without a commit (their next owner starts at the same position).
+  // InvalidArgument for a group-assigned source or an empty share.
+  void reassign(PartitionShare share);
 
   // Takes what the broker has delivered, waiting up to `wait`, and hands nothing out: this
   // serves rebalances (librdkafka runs them inside a poll) for a caller that must wait for

@@ -66,6 +66,10 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
   EXPECT_GE(checkpoint, 2 * every) << r.output;
   EXPECT_EQ(checkpoint % every, 0) << r.output;
   EXPECT_NE(r.output.find("worker 1: allreduce group"), std::string::npos) << r.output;
+  // The job, not a consumer-group rebalance, moved worker 2's partitions: at once, at the
+  // rollback, half each.
+  EXPECT_NE(r.output.find("reads partitions 0, 2, 4 (assigned by the job)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("reads partitions 1, 3, 5 (assigned by the job)"), std::string::npos) << r.output;
 
   std::map<std::int64_t, int> seen;
   add_kept_ids(out, 0, steps, seen);

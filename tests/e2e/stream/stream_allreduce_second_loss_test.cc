@@ -41,11 +41,10 @@ TEST(StreamTraining, AnAllreduceJobThatLosesASecondWorkerDuringItsRollbackReform
   produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-second-loss");
   const int steps = 600, every = 100;
-  // Survivors held in the rollback do not poll their consumers: a session shorter than the
-  // hold would let the group's rebalance (for the lost consumers) evict them (a limit:
-  // docs/fault_tolerance.md). Long enough that the rebalance starts once they poll again.
-  std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-second-loss", steps, every, 4);
-  args.insert(args.end(), {"--set", "data.kafka.properties={\"session.timeout.ms\": \"10000\"}"});
+  // Survivors held in the rollback do not poll their consumers. The job, not the consumer
+  // group, assigns the partitions (data.kafka.assignment: auto), so no group session can
+  // expire meanwhile and move them.
+  const std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-second-loss", steps, every, 4);
   pid_t worker2 = 0, worker3 = 0;
   std::atomic<bool> killed3{false};
   bool killed2 = false;
@@ -100,12 +99,10 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerAfterItsLastExchangeRestartsW
   produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-after-last");
   const int steps = 600, every = 100;
-  // A session longer than the hold: the chief, not polling while held, fails before worker 2's
-  // session expires. Closing its consumer during the rebalance that expiry starts can abort
-  // inside librdkafka (an assertion in rd_kafka_cgrp_terminated; the restart follows all the
-  // same, as for any lost process) instead of failing with the line this test reads.
-  std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-after-last", steps, every);
-  args.insert(args.end(), {"--set", "data.kafka.properties={\"session.timeout.ms\": \"10000\"}"});
+  // The job assigns the partitions: no group rebalance runs while the chief closes its
+  // consumer. (With the consumer group assigning them, closing during the rebalance for
+  // worker 2's expired session could abort inside librdkafka: rd_kafka_cgrp_terminated.)
+  const std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-after-last", steps, every);
   pid_t worker2 = 0;
   bool killed = false;
   testing::TribRun r = testing::run_trib(
