@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/types.h>
 
 #include <atomic>
 #include <chrono>
@@ -44,6 +45,13 @@ inline std::vector<std::string> job_args(const std::string& bootstrap, const fs:
     args.push_back(o);
   }
   return args;
+}
+
+// The pid of worker `worker` from the launcher's "started ... workerW (pid P)" line; 0: not that line.
+inline pid_t started_pid(const std::string& line, int worker) {
+  std::smatch m;
+  const std::regex started("started .*worker" + std::to_string(worker) + R"( \(pid (\d+)\))");
+  return std::regex_search(line, m, started) ? static_cast<pid_t>(std::stol(m[1])) : 0;
 }
 
 // Writes the tests' events to `bootstrap`: produce_options' 6000, ids numbered from 0.

@@ -24,12 +24,6 @@ namespace {
 
 using namespace stream_e2e;
 
-pid_t started_pid(const std::string& line, int worker) {
-  std::smatch m;
-  const std::regex started("started .*worker" + std::to_string(worker) + R"( \(pid (\d+)\))");
-  return std::regex_search(line, m, started) ? static_cast<pid_t>(std::stol(m[1])) : 0;
-}
-
 // 4 workers: kill -9 to worker 3 25 steps after checkpoint 200; the survivors (0, 1, 2)
 // re-form and are held inside their rollback (after taking the checkpoint's state, before
 // their Kafka rewind), where worker 2 is killed too. Workers 0 and 1 give way at the rewind's
