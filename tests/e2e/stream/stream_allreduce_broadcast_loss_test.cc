@@ -4,15 +4,12 @@
 // them. A test-only hook (TRIB_TEST_FAULT, app/fault_hooks.h) holds the worker just before that
 // broadcast, a window of milliseconds that a signal from outside could not time.
 #include <gtest/gtest.h>
-#include <signal.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <regex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "e2e/stream/allreduce_stream_util.h"
@@ -36,36 +33,19 @@ TEST(StreamTraining, AnAllreduceJobThatLosesASecondWorkerDuringItsRollbackBroadc
   produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-broadcast-loss");
   const int steps = 600, every = 100;
-  // As in the second-loss test: a session longer than the survivors' time without polling.
-  std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-broadcast-loss", steps, every, 4);
-  args.insert(args.end(), {"--set", "data.kafka.properties={\"session.timeout.ms\": \"10000\"}"});
-  pid_t worker1 = 0, worker3 = 0;
-  std::atomic<bool> killed3{false};
-  bool killed1 = false;
-  std::thread killer;
-  testing::TribRun r = testing::run_trib(
-      args, std::chrono::seconds(240),
-      [&](const std::string& line, testing::Trib&) {
-        if (worker1 == 0) worker1 = started_pid(line, 1);
-        if (worker3 == 0 && (worker3 = started_pid(line, 3)) != 0)
-          killer = std::thread([&, pid = worker3] {
-            if (!wait_for_step(out / "stream_ids" / "worker-3.txt", 2 * every + 25)) return;
-            killed3 = ::kill(pid, SIGKILL) == 0;
-          });
-        if (!killed1 && worker1 != 0 && line.find("TRIB_TEST_FAULT: worker 1 is held") != std::string::npos)
-          killed1 = ::kill(worker1, SIGKILL) == 0;
-      },
-      {{"TRIB_TEST_FAULT", "allreduce-stream-held-before-broadcast:1"}});
-  if (killer.joinable()) killer.join();
-  ASSERT_TRUE(killed3) << r.output;
-  ASSERT_TRUE(killed1) << r.output;
+  const TwoLosses losses = run_losing_two(broker.bootstrap(), out, "allreduce-broadcast-loss", steps, every, 1,
+                                          "allreduce-stream-held-before-broadcast:1");
+  const testing::TribRun& r = losses.run;
+  ASSERT_TRUE(losses.lost3) << r.output;
+  ASSERT_TRUE(losses.lost_second) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
   for (int w : {0, 2})
-    EXPECT_NE(r.output.find("worker " + std::to_string(w) + ": a member of allreduce group"), std::string::npos)
-        << "worker " << w << " saw its rollback's broadcast fail\n"
+    EXPECT_TRUE(std::regex_search(r.output, std::regex("worker " + std::to_string(w) +
+                                                       R"(: a member of allreduce group \d+ was lost during the )"
+                                                       R"(broadcast of its checkpoint's state)")))
+        << "worker " << w << " did not say its rollback's broadcast failed\n"
         << r.output;
-  EXPECT_NE(r.output.find("was lost during the broadcast of its checkpoint's state"), std::string::npos) << r.output;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1, 2\) rolled back to checkpoint (\d+))")))
       << r.output;
