@@ -24,6 +24,10 @@
 // test kills a second worker there. allreduce-stream-slow-after-last-step:S holds every worker
 // S seconds after the run's last step, before it hands over its final Kafka offsets (a worker
 // killed there is lost after its last exchange). Once per process either way.
+// TRIB_TEST_FAULT=allreduce-stream-held-before-broadcast:W holds worker W alone 30 s inside its
+// first rollback, just before the broadcast of the checkpoint's state (UpdateStrategy::start in
+// StreamHooks::on_regroup), printing a line: the other members are then inside that broadcast,
+// waiting for W, and a test kills W there. Once per process.
 //
 // Compiled in only where the tests are built (TRIB_FAULT_HOOKS, from BUILD_TESTING): the
 // builds that `make train`, `make bench` and a release use ignore the variable.
