@@ -38,7 +38,7 @@ inline KafkaSourceOptions source_options(const std::string& bootstrap, const std
   o.topic = topic;
   o.group_id = topic + ".trainers";
   o.schema = EventGenerator::schema(RecordFormat::json);
-  o.join_timeout = 15s;
+  o.join_timeout = 60s;  // the default: a loaded 2-core machine has taken over 15 s to join the mock group
   o.idle_end = 300ms;  // lets a test's loop look at its deadline while the topic is quiet
   return o;
 }
