@@ -26,8 +26,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace stream_e2e;
 
-// kill -9 to worker 2 of 3 25 steps after checkpoint 200, 375 steps before the end: the
-// survivors re-form as a group of 2, roll back to the newest checkpoint and finish the run.
+// kill -9 to worker 2 of 3 25 steps after checkpoint 200, 375 steps before the end, with
+// cluster.max_restarts: 0 (not relaunched): the survivors re-form as a group of 2, roll back to
+// the newest checkpoint and finish the run.
 // Kept events: every worker's up to the checkpoint, the survivors' after it; each once, and
 // the final checkpoint's offsets hold exactly them (events are numbered from offset 0).
 TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
@@ -35,7 +36,8 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
   produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-reform");
   const int steps = 600, every = 100;
-  const std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-reform", steps, every);
+  std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-reform", steps, every);
+  args.insert(args.end(), {"--set", "cluster.max_restarts=0"});  // the N-1 path: no relaunch
   const std::regex started_worker2(R"(started .*worker2 \(pid (\d+)\))");
   pid_t worker2 = 0;
   std::atomic<bool> killed{false};

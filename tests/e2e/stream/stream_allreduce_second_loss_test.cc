@@ -44,7 +44,8 @@ TEST(StreamTraining, AnAllreduceJobThatLosesASecondWorkerDuringItsRollbackReform
   // Survivors held in the rollback do not poll their consumers. The job, not the consumer
   // group, assigns the partitions (data.kafka.assignment: auto), so no group session can
   // expire meanwhile and move them.
-  const std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-second-loss", steps, every, 4);
+  std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-second-loss", steps, every, 4);
+  args.insert(args.end(), {"--set", "cluster.max_restarts=0"});  // the lost workers are not relaunched
   pid_t worker2 = 0, worker3 = 0;
   std::atomic<bool> killed3{false};
   bool killed2 = false;
