@@ -426,7 +426,8 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
                "true (the survivors go on without it); stop the job and --resume it with all its workers",
                m.index);
     if (allreduce->joining() && job.data.stream())
-      links.join = [a = &*allreduce, &dist = o.distribution] {
+      links.join = [a = &*allreduce, &dist = o.distribution, held = stream_join_fault_hook(m.index, m.run_dir)] {
+        if (held) held();  // tests only (app/fault_hooks.h)
         a->await_settled([&dist](const GroupPlan& plan) {
           return train_stream::group_rolled_back(dist, plan.generation, plan.workers);
         });

@@ -24,6 +24,10 @@
 // test kills a second worker there. allreduce-stream-slow-after-last-step:S holds every worker
 // S seconds after the run's last step, before it hands over its final Kafka offsets (a worker
 // killed there is lost after its last exchange). Once per process either way.
+// TRIB_TEST_FAULT=allreduce-stream-join-after-checkpoint:S makes a relaunched worker of an
+// allreduce stream job wait, before it asks to join the running group, until the run directory
+// holds checkpoint S or a later one (a test's joiner then finds checkpoints the survivors wrote
+// without it).
 //
 // Compiled in only where the tests are built (TRIB_FAULT_HOOKS, from BUILD_TESTING): the
 // builds that `make train`, `make bench` and a release use ignore the variable.
@@ -57,5 +61,9 @@ std::function<void()> allreduce_fault_hook(int index, int chief_relaunches);
 
 // Worker `index`'s train::Distribution::fault_point for the stream faults above, or empty.
 std::function<void(const std::string&)> stream_fault_point(int index);
+
+// What a joining worker `index` of an allreduce stream job runs before it asks to join (the
+// join fault above, reading `run_dir`'s checkpoints), or empty.
+std::function<void()> stream_join_fault_hook(int index, const std::string& run_dir);
 
 }  // namespace trib::app
