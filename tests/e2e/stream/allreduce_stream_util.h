@@ -3,12 +3,14 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -52,6 +54,44 @@ inline void produce_all(const std::string& bootstrap) {
   const stream::ProduceOptions produce = produce_options(bootstrap);
   ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
 }
+
+// kill -9 to worker `worker` of a `trib train` run once its id record (`run_dir`'s) has a line
+// for step `step` (a step line is written once the step is applied): on_line() is the run's
+// line callback, which learns the pid from the launcher's first start line of the worker;
+// killed() once the run has ended.
+class KillAtStep {
+ public:
+  KillAtStep(const fs::path& run_dir, int worker, std::int64_t step)
+      : record_(run_dir / "stream_ids" / ("worker-" + std::to_string(worker) + ".txt")), step_(step),
+        started_("started .*worker" + std::to_string(worker) + R"( \(pid (\d+)\))") {}
+  KillAtStep(const KillAtStep&) = delete;
+  KillAtStep& operator=(const KillAtStep&) = delete;
+  ~KillAtStep() { join(); }
+
+  std::function<void(const std::string&, testing::Trib&)> on_line() {
+    return [this](const std::string& line, testing::Trib&) {
+      std::smatch m;
+      if (killer_.joinable() || !std::regex_search(line, m, started_)) return;
+      killer_ = std::thread([this, pid = static_cast<pid_t>(std::stol(m[1]))] {
+        if (wait_for_step(record_, step_)) killed_ = ::kill(pid, SIGKILL) == 0;
+      });
+    };
+  }
+  bool killed() {
+    join();
+    return killed_;
+  }
+
+ private:
+  void join() {
+    if (killer_.joinable()) killer_.join();
+  }
+  fs::path record_;
+  std::int64_t step_;
+  std::regex started_;
+  std::thread killer_;
+  std::atomic<bool> killed_{false};
+};
 
 // The run's kept events (`seen`, from add_kept_ids) are `expected` in number, each applied once;
 // the last checkpoint (step `steps`) is the newest, and its Kafka offsets and the chief's

@@ -57,27 +57,11 @@ Rollbacks lose_and_rejoin(const std::string& name, const std::map<std::string, s
   const fs::path out = testing::fresh_path("stream", name);
   const int steps = 600, every = 100;
   const std::vector<std::string> args = job_args(broker.bootstrap(), out, name, steps, every);
-  const std::regex started_worker2(R"(started .*worker2 \(pid (\d+)\))");
-  pid_t worker2 = 0;
-  std::atomic<bool> killed{false};
-  std::thread killer;
-  testing::TribRun r = testing::run_trib(
-      args, std::chrono::seconds(240),
-      [&](const std::string& line, testing::Trib&) {
-        std::smatch m;
-        if (worker2 == 0 && std::regex_search(line, m, started_worker2)) {
-          worker2 = static_cast<pid_t>(std::stol(m[1]));
-          killer = std::thread([&, pid = worker2] {
-            if (!wait_for_step(out / "stream_ids" / "worker-2.txt", 2 * every + 25)) return;
-            killed = ::kill(pid, SIGKILL) == 0;
-          });
-        }
-      },
-      fault);
-  if (killer.joinable()) killer.join();
+  KillAtStep kill(out, 2, 2 * every + 25);
+  testing::TribRun r = testing::run_trib(args, std::chrono::seconds(240), kill.on_line(), fault);
   stop = true;
   producer.join();
-  EXPECT_TRUE(killed) << r.output;
+  EXPECT_TRUE(kill.killed()) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("local cluster: worker2 relaunched (pid"), std::string::npos) << r.output;
