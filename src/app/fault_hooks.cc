@@ -25,13 +25,15 @@ constexpr const char* kAllreduceChiefLostAtFinalCheckpoint = "allreduce-chief-lo
 constexpr const char* kAllreduceChiefSlowAtFinalCheckpoint = "allreduce-chief-slow-at-final-checkpoint";
 constexpr const char* kStreamSlowInRewind = "allreduce-stream-slow-in-rewind";
 constexpr const char* kStreamSlowAfterLastStep = "allreduce-stream-slow-after-last-step";
+constexpr const char* kStreamHeldBeforeBroadcast = "allreduce-stream-held-before-broadcast";
 constexpr const char* kStreamJoinAfterCheckpoint = "allreduce-stream-join-after-checkpoint";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
   // kAllreduceChiefLostAtFinalCheckpoint (with how many of worker 0's processes in `index`) or
   // kAllreduceChiefSlowAtFinalCheckpoint, kStreamSlowInRewind or kStreamSlowAfterLastStep (with
-  // seconds in `index`), kStreamJoinAfterCheckpoint (a step in `index`); empty: none
+  // seconds in `index`), kStreamHeldBeforeBroadcast (with a worker index) or
+  // kStreamJoinAfterCheckpoint (a step in `index`); empty: none
   std::string kind;
   int index = -1;
 };
@@ -53,7 +55,7 @@ Fault parse_fault() {
   Fault f;
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
                            kAllreduceChiefLostAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterLastStep,
-                           kStreamJoinAfterCheckpoint}) {
+                           kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint}) {
     const std::string prefix = std::string(kind) + ":";
     try {
       if (text.starts_with(prefix)) f = {kind, std::stoi(text.substr(prefix.size()))};
@@ -62,9 +64,9 @@ Fault parse_fault() {
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
-             "{}:SECONDS, {}:SECONDS or {}:STEP",
+             "{}:SECONDS, {}:SECONDS, {}:WORKER or {}:STEP",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
-             kStreamSlowInRewind, kStreamSlowAfterLastStep, kStreamJoinAfterCheckpoint);
+             kStreamSlowInRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint);
   return f;
 }
 #endif
@@ -153,6 +155,15 @@ std::function<void()> allreduce_fault_hook(int index, int chief_relaunches) {
 std::function<void(const std::string&)> stream_fault_point(int index) {
 #if TRIB_FAULT_HOOKS
   const Fault f = parse_fault();
+  if (f.kind == kStreamHeldBeforeBroadcast) {
+    if (f.index != index) return {};
+    // Only this worker: the other members go on into the broadcast and wait there for it.
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    return [done, index](const std::string& point) {
+      if (point != "allreduce-stream-before-broadcast" || done->exchange(true)) return;
+      hold_worker(index, 30, "in its allreduce group's rollback, before the broadcast of the checkpoint's state");
+    };
+  }
   if (f.kind != kStreamSlowInRewind && f.kind != kStreamSlowAfterLastStep) return {};
   const std::string at = f.kind == kStreamSlowInRewind ? "allreduce-stream-rollback" : "stream-after-last-step";
   const std::string where = f.kind == kStreamSlowInRewind ? "inside its allreduce group's rollback (before its rewind)"

@@ -49,14 +49,14 @@ void check_before_launch(const config::JobConfig& job) {
   train::steps_per_epoch(data.train->size(), job, pipeline ? job.strategy.replicas : job.cluster.workers);
 }
 
-// Servers that a strategy other than ps never talks to: a config switched from ps (say with
-// --set strategy.name=allreduce) still starts or waits for them. Said, not refused: they cost
-// an idle process, and a job file shared between strategies stays valid.
+// Servers that a strategy other than ps never talks to, given in a config switched from ps
+// (say with --set strategy.name=allreduce): parsing ignored them (ClusterConfig::ignored_ps).
+// Said, not refused: a job file shared between strategies stays valid.
 std::string unused_servers_note(const config::JobConfig& job) {
-  if (job.strategy.name == config::StrategyName::ps || job.cluster.ps == 0) return "";
-  return fmt::format("strategy {} uses no parameter servers, but cluster.ps is {}: they are started (or waited "
-                     "for) and stay idle; set cluster.ps: 0",
-                     config::to_string(job.strategy.name), job.cluster.ps);
+  if (job.cluster.ignored_ps == 0) return "";
+  return fmt::format("strategy {} uses no parameter servers: cluster.ps: {} is ignored (none is started or waited "
+                     "for)",
+                     config::to_string(job.strategy.name), job.cluster.ignored_ps);
 }
 
 // Under `trib coordinator`: whether a lost chief is waited for (its node's supervisor starts it

@@ -152,8 +152,7 @@ bool AllreduceUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& 
     exchange_->finish(grads);
   } catch (const Error& e) {
     // A lost worker (Unavailable) or one that stalled (Timeout) may leave survivors to go on.
-    const bool lost_peer = dynamic_cast<const Unavailable*>(&e) != nullptr || dynamic_cast<const Timeout*>(&e) != nullptr;
-    if (!o_.regroup || !lost_peer)
+    if (!o_.regroup || !update::lost_peer(e))
       rethrow_with(fmt::format("step {}: averaging gradients over {} workers", step, o_.group->size()));
     recover(step, vars, e.what());
     return false;

@@ -33,10 +33,6 @@ std::uint32_t variables_crc32c(const VariableStore& vars) {
   return crc;
 }
 
-bool is_lost_peer(const Error& e) {
-  return dynamic_cast<const Unavailable*>(&e) != nullptr || dynamic_cast<const Timeout*>(&e) != nullptr;
-}
-
 }  // namespace
 
 void AllreduceUpdate::recover(std::int64_t step, VariableStore& vars, const std::string& why) {
@@ -53,7 +49,7 @@ void AllreduceUpdate::recover(std::int64_t step, VariableStore& vars, const std:
       return;
     } catch (const Error& e) {
       // Another member lost while re-forming: the next generation, again.
-      if (!is_lost_peer(e) || attempt >= o_.max_regroups)
+      if (!update::lost_peer(e) || attempt >= o_.max_regroups)
         throw Unavailable(fmt::format("step {}: re-forming the allreduce group after \"{}\" ({} attempt(s)): {}", step,
                                       why, attempt, e.what()));
       reason = e.what();

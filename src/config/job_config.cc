@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "config/config_reader.h"
 #include "config/section_readers.h"
@@ -388,6 +389,8 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
   TRIB_CHECK(!job.monitoring.bind.empty(), InvalidArgument, "config {}: monitoring.bind is empty: expected an address "
              "to listen on, e.g. 127.0.0.1", origin);
   if (job.strategy.name == StrategyName::pipeline) check_pipeline(job, origin);
+  if (job.strategy.name != StrategyName::ps && job.strategy.name != StrategyName::pipeline && job.cluster.ps > 0)
+    job.cluster.ignored_ps = std::exchange(job.cluster.ps, 0);
   if (job.cluster.enabled) {
     TRIB_CHECK(job.strategy.name != StrategyName::local, InvalidArgument,
                "config {}: a cluster needs strategy.name ps, allreduce or pipeline", origin);
@@ -398,7 +401,7 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
                InvalidArgument,
                "config {}: strategy.ps_replicas: 1 needs strategy ps with cluster.ps >= 2 (a shard's backup lives on "
                "another server), got {} server(s)",
-               origin, job.strategy.name == StrategyName::ps ? job.cluster.ps : 0);
+               origin, job.cluster.ps);
     TRIB_CHECK(job.strategy.backup_workers < job.cluster.workers, InvalidArgument,
                "config {}: strategy.backup_workers ({}) must be fewer than cluster.workers ({})", origin,
                job.strategy.backup_workers, job.cluster.workers);

@@ -213,7 +213,19 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
                               {"members", planned_members(dist, rollback.generation)}};
     dist.publish(regroup_key(rollback.generation), note.dump());
   }
-  const std::int64_t step = ctx.update.start(ctx.vars, found ? &found->checkpoint : nullptr);
+  if (dist.fault_point) dist.fault_point("allreduce-stream-before-broadcast");
+  // A member lost during this broadcast fails it on the others (not always on all: the root
+  // may have sent everything): like a member lost at the rendezvous below, the group then
+  // goes through its rollback and its next exchange fails into a new re-forming, which
+  // overwrites whatever part of the state arrived. The step is then the chief's announced one.
+  std::optional<std::int64_t> started;
+  std::string lost_in_broadcast;
+  try {
+    started = ctx.update.start(ctx.vars, found ? &found->checkpoint : nullptr);
+  } catch (const Error& e) {
+    if (!update::lost_peer(e)) throw;
+    lost_in_broadcast = e.what();
+  }
   if (dist.fault_point) dist.fault_point("allreduce-stream-rollback");
   std::optional<std::string> text;
   for (const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1); !(text = dist.lookup(regroup_key(rollback.generation)));) {
@@ -223,9 +235,14 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   const nlohmann::json note = nlohmann::json::parse(*text);
+  const std::int64_t step = started.value_or(note.at("step").get<std::int64_t>());
   TRIB_CHECK(note.at("step").get<std::int64_t>() == step, InvalidArgument,
              "worker {}: the group rolled back to step {} but the chief announced checkpoint {}", dist.worker_index, step,
              note.at("step").get<std::int64_t>());
+  if (!started)
+    ctx.progress.message(fmt::format("worker {}: a member of allreduce group {} was lost during the broadcast of its "
+                                     "checkpoint's state ({}); the group re-forms again at its next exchange",
+                                     dist.worker_index, rollback.generation, lost_in_broadcast));
   source_.sync().set_members(note.at("members").get<std::vector<int>>());
   const data::DataPosition offsets = rewind_to(ctx, note.at("sections").dump(), step);
   if (ctx.chief()) regrouped_from_ = stream::progress_fields(offsets);
@@ -236,8 +253,9 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
   source_.rewind(offsets, rollback.generation, [&] { all_rewound = source_.sync().rendezvous(kRewound); });
   ctx.saved_step = step;
   // Another member lost during the rollback: this group's next exchange fails, and the
-  // survivors re-form again and roll back again (this hook, a newer generation).
-  if (!all_rewound)
+  // survivors re-form again and roll back again (this hook, a newer generation). (One lost in
+  // the broadcast was named above.)
+  if (!all_rewound && started)
     ctx.progress.message(fmt::format("worker {}: a member of allreduce group {} was lost during its rollback; the "
                                      "group re-forms again at its next exchange",
                                      dist.worker_index, rollback.generation));

@@ -108,8 +108,13 @@ struct ClusterSpec {
 // Where the job's processes run. Absent from the file: one process, no cluster.
 struct ClusterConfig {
   bool enabled = false;
-  int ps = 0;       // parameter servers
+  int ps = 0;       // parameter servers (0 under a strategy other than ps: see ignored_ps)
   int workers = 1;
+  // cluster.ps as given under strategy allreduce or local, which talk to no server: parsing
+  // sets ps to 0 (none is started or waited for) and keeps the given count here, for the
+  // launchers' one-line note. A config switched from ps (--set strategy.name=allreduce) then
+  // runs as written for its new strategy.
+  int ignored_ps = 0;
   // Workers a parameter-server job admits while it runs (`trib worker --join` without an
   // index takes the next free one); at least `workers`. Parsing leaves it 0 when absent,
   // which means `workers` (max_workers_or_default()).

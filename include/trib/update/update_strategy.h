@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "trib/checkpoint/checkpoint.h"
+#include "trib/core/error.h"
 #include "trib/engine/executor.h"
 #include "trib/update/grad_tensor.h"
 
@@ -34,6 +35,12 @@ struct Rollback {
   std::string message;  // one line for the log: who was lost, what was undone
   std::int64_t generation = 0;  // the re-formed group's (a stream job scopes its barriers by it)
 };
+
+// A group's collective failed because a member was lost or stalled (Unavailable, Timeout): the
+// errors after which the survivors re-form the group (a Rollback) instead of ending the run.
+inline bool lost_peer(const Error& e) {
+  return dynamic_cast<const Unavailable*>(&e) != nullptr || dynamic_cast<const Timeout*>(&e) != nullptr;
+}
 
 // The job rolled back (a lost parameter server was restored from a checkpoint): the loop
 // continues from `step`, with the data at `data_position` (the checkpoint's, as JSON in the

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/types.h>
 
 #include <atomic>
 #include <chrono>
@@ -48,6 +49,51 @@ inline std::vector<std::string> job_args(const std::string& bootstrap, const fs:
   return args;
 }
 
+// The pid of worker `worker` from the launcher's "started ... workerW (pid P)" line; 0: not that line.
+inline pid_t started_pid(const std::string& line, int worker) {
+  std::smatch m;
+  const std::regex started("started .*worker" + std::to_string(worker) + R"( \(pid (\d+)\))");
+  return std::regex_search(line, m, started) ? static_cast<pid_t>(std::stol(m[1])) : 0;
+}
+
+// What run_losing_two saw: the job's run, and whether each kill landed.
+struct TwoLosses {
+  testing::TribRun run;
+  bool lost3 = false;       // worker 3, mid-run
+  bool lost_second = false;  // the second worker, where the fault held it
+};
+
+// A 4-worker allreduce stream job under TRIB_TEST_FAULT=`fault`: kill -9 to worker 3 at its
+// step 2 * every + 25, then to worker `second` once the fault says it holds it (in the
+// survivors' rollback). Survivors held in the rollback do not poll their consumers, for longer
+// than the job's 3 s consumer-group session: the job, not the group, assigns the partitions
+// (data.kafka.assignment: auto), so nothing evicts them.
+inline TwoLosses run_losing_two(const std::string& bootstrap, const fs::path& out, const std::string& group, int steps,
+                                int every, int second, const std::string& fault) {
+  std::vector<std::string> args = job_args(bootstrap, out, group, steps, every, 4);
+  args.insert(args.end(), {"--set", "cluster.max_restarts=0"});  // the lost workers are not relaunched
+  const std::string held = "TRIB_TEST_FAULT: worker " + std::to_string(second) + " is held";
+  pid_t second_pid = 0, worker3 = 0;
+  std::atomic<bool> lost3{false};
+  bool lost_second = false;
+  std::thread killer;
+  testing::TribRun r = testing::run_trib(
+      args, std::chrono::seconds(240),
+      [&](const std::string& line, testing::Trib&) {
+        if (second_pid == 0) second_pid = started_pid(line, second);
+        if (worker3 == 0 && (worker3 = started_pid(line, 3)) != 0)
+          killer = std::thread([&, pid = worker3] {
+            if (!wait_for_step(out / "stream_ids" / "worker-3.txt", 2 * every + 25)) return;
+            lost3 = ::kill(pid, SIGKILL) == 0;
+          });
+        if (!lost_second && second_pid != 0 && line.find(held) != std::string::npos)
+          lost_second = ::kill(second_pid, SIGKILL) == 0;
+      },
+      {{"TRIB_TEST_FAULT", fault}});
+  if (killer.joinable()) killer.join();
+  return {std::move(r), lost3, lost_second};
+}
+
 // Writes the tests' events to `bootstrap`: produce_options' 6000, ids numbered from 0.
 inline void produce_all(const std::string& bootstrap) {
   std::atomic<bool> stop{false};
@@ -62,17 +108,17 @@ inline void produce_all(const std::string& bootstrap) {
 class KillAtStep {
  public:
   KillAtStep(const fs::path& run_dir, int worker, std::int64_t step)
-      : record_(run_dir / "stream_ids" / ("worker-" + std::to_string(worker) + ".txt")), step_(step),
-        started_("started .*worker" + std::to_string(worker) + R"( \(pid (\d+)\))") {}
+      : record_(run_dir / "stream_ids" / ("worker-" + std::to_string(worker) + ".txt")), worker_(worker), step_(step) {}
   KillAtStep(const KillAtStep&) = delete;
   KillAtStep& operator=(const KillAtStep&) = delete;
   ~KillAtStep() { join(); }
 
   std::function<void(const std::string&, testing::Trib&)> on_line() {
     return [this](const std::string& line, testing::Trib&) {
-      std::smatch m;
-      if (killer_.joinable() || !std::regex_search(line, m, started_)) return;
-      killer_ = std::thread([this, pid = static_cast<pid_t>(std::stol(m[1]))] {
+      if (killer_.joinable()) return;
+      const pid_t pid = started_pid(line, worker_);
+      if (pid == 0) return;
+      killer_ = std::thread([this, pid] {
         if (wait_for_step(record_, step_)) killed_ = ::kill(pid, SIGKILL) == 0;
       });
     };
@@ -87,8 +133,8 @@ class KillAtStep {
     if (killer_.joinable()) killer_.join();
   }
   fs::path record_;
+  int worker_;
   std::int64_t step_;
-  std::regex started_;
   std::thread killer_;
   std::atomic<bool> killed_{false};
 };

@@ -6,13 +6,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <regex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "e2e/stream/allreduce_stream_util.h"
@@ -23,12 +21,6 @@ namespace trib {
 namespace {
 
 using namespace stream_e2e;
-
-pid_t started_pid(const std::string& line, int worker) {
-  std::smatch m;
-  const std::regex started("started .*worker" + std::to_string(worker) + R"( \(pid (\d+)\))");
-  return std::regex_search(line, m, started) ? static_cast<pid_t>(std::stol(m[1])) : 0;
-}
 
 // 4 workers: kill -9 to worker 3 25 steps after checkpoint 200; the survivors (0, 1, 2)
 // re-form and are held inside their rollback (after taking the checkpoint's state, before
@@ -41,32 +33,11 @@ TEST(StreamTraining, AnAllreduceJobThatLosesASecondWorkerDuringItsRollbackReform
   produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-second-loss");
   const int steps = 600, every = 100;
-  // Survivors held in the rollback do not poll their consumers. The job, not the consumer
-  // group, assigns the partitions (data.kafka.assignment: auto), so no group session can
-  // expire meanwhile and move them.
-  std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-second-loss", steps, every, 4);
-  args.insert(args.end(), {"--set", "cluster.max_restarts=0"});  // the lost workers are not relaunched
-  pid_t worker2 = 0, worker3 = 0;
-  std::atomic<bool> killed3{false};
-  bool killed2 = false;
-  std::thread killer;
-  testing::TribRun r = testing::run_trib(
-      args, std::chrono::seconds(240),
-      [&](const std::string& line, testing::Trib&) {
-        if (worker2 == 0) worker2 = started_pid(line, 2);
-        if (worker3 == 0 && (worker3 = started_pid(line, 3)) != 0)
-          killer = std::thread([&, pid = worker3] {
-            if (!wait_for_step(out / "stream_ids" / "worker-3.txt", 2 * every + 25)) return;
-            killed3 = ::kill(pid, SIGKILL) == 0;
-          });
-        // Held in the rollback after worker 3's loss (as are workers 0 and 1): lost there.
-        if (!killed2 && worker2 != 0 && line.find("TRIB_TEST_FAULT: worker 2 is held") != std::string::npos)
-          killed2 = ::kill(worker2, SIGKILL) == 0;
-      },
-      {{"TRIB_TEST_FAULT", "allreduce-stream-slow-in-rewind:6"}});
-  if (killer.joinable()) killer.join();
-  ASSERT_TRUE(killed3) << r.output;
-  ASSERT_TRUE(killed2) << r.output;
+  const TwoLosses losses =
+      run_losing_two(broker.bootstrap(), out, "allreduce-second-loss", steps, every, 2, "allreduce-stream-slow-in-rewind:6");
+  const testing::TribRun& r = losses.run;
+  ASSERT_TRUE(losses.lost3) << r.output;
+  ASSERT_TRUE(losses.lost_second) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("worker 0: a member of allreduce group"), std::string::npos) << r.output;

@@ -130,6 +130,18 @@ TEST(JobConfig, PartitionsAssignedByTheJobNeedAllreduce) {
   }
 }
 
+// A config switched from ps keeps its cluster.ps: strategies without servers ignore it.
+TEST(JobConfig, ServersGivenToAStrategyWithoutThemAreIgnored) {
+  const std::string example = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml";
+  const JobConfig ps = load_job_config(example);
+  ASSERT_GE(ps.cluster.ps, 1);
+  EXPECT_EQ(ps.cluster.ignored_ps, 0);
+  const JobConfig allreduce = load_job_config(example, {"strategy.name=allreduce"});
+  EXPECT_EQ(allreduce.cluster.ps, 0) << "no server is started or waited for";
+  EXPECT_EQ(allreduce.cluster.ignored_ps, ps.cluster.ps);
+  EXPECT_EQ(load_job_config(example, {"strategy.name=allreduce", "cluster.ps=0"}).cluster.ignored_ps, 0);
+}
+
 TEST(JobConfig, BadLayerTypeAndActivation) {
   EXPECT_NE(error_of(kJob, {"model.layers.0.type=flaten"}).find("'flaten' is not a layer type"), std::string::npos);
   std::string yaml = kJob;
