@@ -208,6 +208,30 @@ bool AllreduceMembership::chief_lost_before_end(std::int64_t chief_incarnation) 
   }
 }
 
+bool AllreduceMembership::lost_member(int index) const {
+  const std::map<int, std::int64_t> listed = listed_workers();
+  std::lock_guard lock(mu_);
+  auto now = listed.find(index);
+  auto was = incarnation_.find(index);
+  return now == listed.end() || was == incarnation_.end() || now->second != was->second;
+}
+
+void AllreduceMembership::await_settled(const std::function<bool(const GroupPlan&)>& rolled_back) {
+  const auto until = Clock::now() + o_.join_timeout;
+  for (;;) {
+    const std::optional<GroupPlan> plan = read_plan();
+    // Generation 0 is the first group, formed without a rollback.
+    if (!plan || plan->generation == 0 || rolled_back(*plan)) return;
+    TRIB_CHECK(!o_.member->shutdown_requested() && !o_.member->store().try_get(kFinishedKey), Unavailable,
+               "the job finished before worker {} could join its allreduce group", self());
+    TRIB_CHECK(Clock::now() < until, Timeout,
+               "worker {}: the allreduce group of generation {} did not finish rolling back within {} s "
+               "(cluster.join_timeout_s)",
+               self(), plan->generation, std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count());
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
 std::optional<GroupPlan> AllreduceMembership::read_plan() const {
   std::optional<std::string> text = o_.member->store().try_get(update::kGroupPlanKey);
   if (!text || text->empty()) return std::nullopt;
@@ -417,6 +441,7 @@ void AllreduceMembership::watch_joiners() {
   while (!wake_.wait_for(lock, 100ms, [&] { return stopping_; })) {
     // Only the current group's leader takes joiners in; the others only look again later.
     if (members_.empty() || *std::min_element(members_.begin(), members_.end()) != self()) continue;
+    const std::shared_ptr<collectives::Group> looked_at = current_.lock();
     lock.unlock();
     std::vector<int> joiners;
     try {
@@ -427,6 +452,9 @@ void AllreduceMembership::watch_joiners() {
     }
     lock.lock();
     std::shared_ptr<collectives::Group> group = current_.lock();
+    // A group formed meanwhile may have taken them in already: an abort would fail it for
+    // nothing (and an allreduce stream job's members inside their rollback with it).
+    if (group != looked_at) continue;
     if (joiners.empty() || !group || group->generation() == aborted_generation) continue;
     aborted_generation = group->generation();
     o_.log->info("worker {}: worker(s) {} ask to join: re-forming the allreduce group", self(), fmt::join(joiners, ", "));

@@ -79,6 +79,16 @@ class AllreduceMembership {
   // past it, a chief that is alive but silent is left to end alone (null, with a warning), and
   // a relaunched chief that did not join ends the run with an error. Null at once on worker 0.
   std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> await_chief();
+  // Whether worker `index` is not, as the coordinator lists it now, the process that was a
+  // member of the current group (lost, or relaunched since: a new incarnation of the index),
+  // or not a member at all. An allreduce stream job's chief gives way at a checkpoint barrier
+  // for such a worker (stream_sync.h): a relaunched one offers nothing in the old scope.
+  bool lost_member(int index) const;
+  // A stream job's joiner, before it asks to join: waits (up to cluster.join_timeout_s) until
+  // the members of the current plan have finished rolling back to its checkpoint (`rolled_back`
+  // says so for a plan): a join aborts the group, which would fail them inside that rollback
+  // (StreamHooks::on_regroup) rather than at their next exchange.
+  void await_settled(const std::function<bool(const GroupPlan&)>& rolled_back);
   // Worker 0, once its training returned (last checkpoint and report written): says so to the
   // others, which then leave. Nothing on the other workers.
   void confirm_run_end();

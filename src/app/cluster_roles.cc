@@ -30,6 +30,7 @@
 #include "trib/ps/data_claim.h"
 #include "trib/ps/ps_server.h"
 #include "trib/strategy/make_strategy.h"
+#include "trib/train_stream/stream_trainer.h"
 
 namespace trib::app {
 
@@ -361,13 +362,6 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
   // Stream jobs: workers hand their Kafka offsets to the chief through the coordinator's store.
   o.distribution.publish = [&member](const std::string& key, const std::string& value) { member->store().set(key, value); };
   o.distribution.lookup = [&member](const std::string& key) { return member->store().try_get(key); };
-  // An allreduce stream job's chief gives way at a checkpoint barrier for a lost worker (stream_sync.h).
-  if (job.strategy.name == config::StrategyName::allreduce && job.data.stream())
-    o.distribution.worker_lost = [&member](int index) {
-      const cluster::RosterView roster = member->roster();
-      return std::none_of(roster.members.begin(), roster.members.end(),
-                          [index](const cluster::RosterEntry& e) { return e.role == "worker" && e.index == index; });
-    };
   o.distribution.fault_point = stream_fault_point(m.index);  // tests only (app/fault_hooks.h)
 
   // Named by its index: a peer's error then says which worker it lost.
@@ -425,14 +419,27 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
         .log = &log,
         .await_chief_word = !job.data.stream()});
     // A relaunched worker joins the running group once its strategy starts (its model built).
-    // Not a stream job's: its Kafka positions would not follow the group's (docs/fault_tolerance.md,
-    // "Allreduce stream jobs: a lost worker"); the job goes on without it.
-    TRIB_CHECK(!(allreduce->joining() && job.data.stream()), InvalidArgument,
-               "worker {}: an allreduce stream job cannot take a worker back while it runs (the survivors go on "
-               "without it); stop the job and --resume it with all its workers",
+    // In a stream job the group then rolls back to its newest checkpoint, the joiner with it
+    // (StreamHooks::on_regroup); it asks only once the group has finished its last rollback.
+    TRIB_CHECK(!(allreduce->joining() && job.data.stream() && !job.cluster.stream_rejoin), InvalidArgument,
+               "worker {}: an allreduce stream job takes a worker back while it runs only with cluster.stream_rejoin: "
+               "true (the survivors go on without it); stop the job and --resume it with all its workers",
                m.index);
-    if (allreduce->joining()) links.join = [a = &*allreduce] { return a->join(); };
-    else links.group = allreduce->form();
+    if (allreduce->joining() && job.data.stream())
+      links.join = [a = &*allreduce, &dist = o.distribution, held = stream_join_fault_hook(m.index, m.run_dir)] {
+        if (held) held();  // tests only (app/fault_hooks.h)
+        a->await_settled([&dist](const GroupPlan& plan) {
+          return train_stream::group_rolled_back(dist, plan.generation, plan.workers);
+        });
+        return a->join();
+      };
+    else if (allreduce->joining())
+      links.join = [a = &*allreduce] { return a->join(); };
+    else
+      links.group = allreduce->form();
+    // An allreduce stream job's chief gives way at a checkpoint barrier for a lost worker
+    // (stream_sync.h), a relaunched one included: it offers nothing in the old group's scope.
+    if (job.data.stream()) o.distribution.worker_lost = [a = &*allreduce](int index) { return a->lost_member(index); };
     links.regroup = allreduce->regroup();
     links.await_rejoin = allreduce->await_chief();
     // Tests only (app/fault_hooks.h): which process of worker 0 this is counts.

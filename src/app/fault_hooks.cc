@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
@@ -25,12 +26,14 @@ constexpr const char* kAllreduceChiefSlowAtFinalCheckpoint = "allreduce-chief-sl
 constexpr const char* kStreamSlowInRewind = "allreduce-stream-slow-in-rewind";
 constexpr const char* kStreamSlowAfterLastStep = "allreduce-stream-slow-after-last-step";
 constexpr const char* kStreamHeldBeforeBroadcast = "allreduce-stream-held-before-broadcast";
+constexpr const char* kStreamJoinAfterCheckpoint = "allreduce-stream-join-after-checkpoint";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
   // kAllreduceChiefLostAtFinalCheckpoint (with how many of worker 0's processes in `index`) or
   // kAllreduceChiefSlowAtFinalCheckpoint, kStreamSlowInRewind or kStreamSlowAfterLastStep (with
-  // seconds in `index`), kStreamHeldBeforeBroadcast (with a worker index); empty: none
+  // seconds in `index`), kStreamHeldBeforeBroadcast (with a worker index) or
+  // kStreamJoinAfterCheckpoint (a step in `index`); empty: none
   std::string kind;
   int index = -1;
 };
@@ -52,7 +55,7 @@ Fault parse_fault() {
   Fault f;
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
                            kAllreduceChiefLostAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterLastStep,
-                           kStreamHeldBeforeBroadcast}) {
+                           kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint}) {
     const std::string prefix = std::string(kind) + ":";
     try {
       if (text.starts_with(prefix)) f = {kind, std::stoi(text.substr(prefix.size()))};
@@ -61,9 +64,9 @@ Fault parse_fault() {
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
-             "{}:SECONDS, {}:SECONDS or {}:WORKER",
+             "{}:SECONDS, {}:SECONDS, {}:WORKER or {}:STEP",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
-             kStreamSlowInRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast);
+             kStreamSlowInRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint);
   return f;
 }
 #endif
@@ -172,6 +175,32 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
   };
 #else
   (void)index;
+  return {};
+#endif
+}
+
+std::function<void()> stream_join_fault_hook(int index, const std::string& run_dir) {
+#if TRIB_FAULT_HOOKS
+  const Fault f = parse_fault();
+  if (f.kind != kStreamJoinAfterCheckpoint) return {};
+  return [index, step = f.index, checkpoints = std::filesystem::path(run_dir) / "checkpoints"] {
+    std::fprintf(stderr, "%s: worker %d waits to join until checkpoint %d is written\n", kFaultVariable, index, step);
+    std::fflush(nullptr);
+    // Bounded: the run may end first (the join then fails as a late one does).
+    for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+         std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(std::chrono::milliseconds(20))) {
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(checkpoints, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.starts_with("ckpt-") && name.find_first_not_of("0123456789", 5) == std::string::npos &&
+            name.size() > 5 && std::stoll(name.substr(5)) >= step)
+          return;
+      }
+    }
+  };
+#else
+  (void)index;
+  (void)run_dir;
   return {};
 #endif
 }

@@ -28,6 +28,10 @@
 // first rollback, just before the broadcast of the checkpoint's state (UpdateStrategy::start in
 // StreamHooks::on_regroup), printing a line: the other members are then inside that broadcast,
 // waiting for W, and a test kills W there. Once per process.
+// TRIB_TEST_FAULT=allreduce-stream-join-after-checkpoint:S makes a relaunched worker of an
+// allreduce stream job wait, before it asks to join the running group, until the run directory
+// holds checkpoint S or a later one (a test's joiner then finds checkpoints the survivors wrote
+// without it).
 //
 // Compiled in only where the tests are built (TRIB_FAULT_HOOKS, from BUILD_TESTING): the
 // builds that `make train`, `make bench` and a release use ignore the variable.
@@ -61,5 +65,9 @@ std::function<void()> allreduce_fault_hook(int index, int chief_relaunches);
 
 // Worker `index`'s train::Distribution::fault_point for the stream faults above, or empty.
 std::function<void(const std::string&)> stream_fault_point(int index);
+
+// What a joining worker `index` of an allreduce stream job runs before it asks to join (the
+// join fault above, reading `run_dir`'s checkpoints), or empty.
+std::function<void()> stream_join_fault_hook(int index, const std::string& run_dir);
 
 }  // namespace trib::app

@@ -34,9 +34,9 @@ namespace {
 
 // What a cluster job's processes would each refuse, checked once here before any starts: the
 // data files and that each worker's shard holds a batch.
-// An allreduce job reading Kafka: a lost worker is not relaunched (a joiner's Kafka positions
-// would not follow the group's); the survivors re-form the group and roll back to the newest
-// checkpoint, Kafka positions included (docs/fault_tolerance.md, "Allreduce stream jobs").
+// An allreduce job reading Kafka: the survivors of a lost worker re-form the group and roll
+// back to the newest checkpoint, Kafka positions included; its relaunched process rejoins the
+// same way (docs/fault_tolerance.md, "Allreduce stream jobs"). A lost chief restarts it whole.
 bool allreduce_stream(const config::JobConfig& job) {
   return job.strategy.name == config::StrategyName::allreduce && job.data.stream();
 }
@@ -164,8 +164,11 @@ int run_train(const TrainArgs& args, const Log& log) {
   // the others roll back in place, and a relaunched stage 0 takes the run directory back.
   const bool relaunch_stages = pipeline && o.job.strategy.replicas == 1 && o.job.cluster.max_restarts > 0;
   lc.workers_may_be_lost = (o.job.strategy.name != config::StrategyName::local && !pipeline) || relaunch_stages;
-  // A relaunched allreduce worker joins the running group; not in a stream job, which goes on with N-1.
-  lc.relaunch_workers = lc.workers_may_be_lost && !allreduce_stream(o.job);
+  // A relaunched allreduce worker joins the running group; in a stream job the group then rolls
+  // back to its newest checkpoint, Kafka positions included (StreamHooks::on_regroup). With
+  // cluster.stream_rejoin off a stream job goes on with N-1.
+  lc.relaunch_workers = lc.workers_may_be_lost && (!allreduce_stream(o.job) || o.job.cluster.stream_rejoin);
+  lc.relaunched_counts_as_lost = allreduce_stream(o.job);
   // A lost parameter server is relaunched, and the chief restores the job from a checkpoint;
   // a stream job's workers rewind their Kafka positions with it, in place.
   // With strategy.ps_replicas a lost server's backup takes over and nothing rolls back.

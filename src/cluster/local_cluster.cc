@@ -295,6 +295,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
         continue;
       }
       ++restarts;
+      if (o.relaunched_counts_as_lost) lost_unrecovered = c->name();
       const int index = std::stoi(c->name().substr(std::string("worker").size()));
       board.print(fmt::format("local cluster: {} (pid {}) {}; relaunching ({} of {}){}", c->name(), c->pid(),
                               c->describe_exit(), restarts, o.max_restarts,

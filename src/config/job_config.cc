@@ -266,6 +266,7 @@ ClusterConfig read_cluster(ConfigReader r, bool present) {
   c.peer_timeout_ms = r.get<int>("peer_timeout_ms", c.peer_timeout_ms);
   c.join_timeout_s = r.get<int>("join_timeout_s", c.join_timeout_s);
   c.max_restarts = r.get<int>("max_restarts", c.max_restarts);
+  c.stream_rejoin = r.get<bool>("stream_rejoin", c.stream_rejoin);
   c.max_workers = r.get<int>("max_workers", c.max_workers);
   c.preemption_grace_s = r.get<int>("preemption_grace_s", c.preemption_grace_s);
   c.coordinator_timeout_s = r.get<int>("coordinator_timeout_s", c.coordinator_timeout_s);

@@ -17,6 +17,9 @@ MetricsRelay::MetricsRelay(int worker, int workers, Publish publish, Lookup look
       received_(static_cast<std::size_t>(std::max(workers, 1)), 0) {
   TRIB_CHECK(workers_ == 1 || (publish_ && lookup_), InvalidArgument,
              "metrics of a stream job with {} workers need the coordinator's store", workers_);
+  // A relaunched worker: its lost process's rows stay where the chief reads them; go on after.
+  if (workers_ > 1 && worker_ != 0)
+    while (lookup_(row_key(worker_, sent_))) ++sent_;
 }
 
 void MetricsRelay::send(const std::string& row) {

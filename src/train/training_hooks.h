@@ -81,7 +81,8 @@ class TrainingHooks {
   virtual void on_rewind(LoopContext& /*ctx*/, const update::Rewind& /*rewind*/) {}
   // After the workers re-formed their group (a lost allreduce worker; the update strategy
   // holds the new group, and the survivors' state of step `rollback.step`), on every survivor,
-  // before the loop goes on: a hook whose positions cannot follow the group's rollback (a
+  // before the loop goes on, and on a worker that joined a running group, after on_start: a
+  // hook whose positions cannot follow the group's rollback (a
   // stream's Kafka offsets) rolls the whole group back further, to a step whose positions it
   // knows (the newest checkpoint's), and returns it. nullopt: the loop goes on from
   // rollback.step, with the data where the strategy says it stood (the default).

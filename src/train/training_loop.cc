@@ -138,6 +138,10 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
   else if (resumed)
     progress.message(fmt::format("resumed from {} at step {}", resumed->checkpoint.dir().string(), ctx.step));
   hooks.on_start(ctx);
+  // A hook whose positions cannot follow the group's (a stream's Kafka offsets) rolls the
+  // group back to a step it knows, the joiner with the members (TrainingHooks::on_regroup).
+  if (joined)
+    if (std::optional<std::int64_t> back = hooks.on_regroup(ctx, *joined)) ctx.step = *back;
   ctx.started = std::chrono::steady_clock::now();
 
   std::int64_t reported = -1;

@@ -9,6 +9,7 @@
 
 #include <fmt/ranges.h>
 
+#include "checkpoint/crc32c.h"
 #include "train/training_state.h"
 #include "trib/stream/stream_counts.h"
 #include "trib/stream/stream_position.h"
@@ -53,6 +54,14 @@ data::DataPosition kafka_section(const std::string& sections) {
   if (sections.empty()) return {};
   const nlohmann::json j = nlohmann::json::parse(sections);
   return j.contains("kafka") ? train::data_position_from_json(j["kafka"]) : data::DataPosition{};
+}
+
+// Of every variable's bytes, in name order: the rollback's line shows that every member, a
+// joiner too, goes on from the same variables (the tests compare them).
+std::uint32_t variables_crc32c(const VariableStore& vars) {
+  std::uint32_t crc = 0;
+  for (const std::string& name : vars.names()) crc = crc32c(vars.get(name).raw_data(), vars.get(name).nbytes(), crc);
+  return crc;
 }
 
 // P(class 1) from two-class logits: the prequential score.
@@ -241,7 +250,7 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
   // them from here on then continue from hand-over commits tagged with this generation, never
   // from positions taken before the rewind (kafka_source_offsets.cc).
   bool all_rewound = true;
-  source_.rewind(offsets, rollback.generation, [&] { all_rewound = source_.sync().rendezvous("rewound"); });
+  source_.rewind(offsets, rollback.generation, [&] { all_rewound = source_.sync().rendezvous(kRewound); });
   ctx.saved_step = step;
   // Another member lost during the rollback: this group's next exchange fails, and the
   // survivors re-form again and roll back again (this hook, a newer generation). (One lost in
@@ -251,10 +260,12 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
                                      "group re-forms again at its next exchange",
                                      dist.worker_index, rollback.generation));
   ctx.progress.message(fmt::format("worker {}: allreduce group {} (workers {}) rolled back to checkpoint {} from step {} "
-                                   "({} steps to redo); Kafka positions rewound in place: {}; reads partitions {}{}",
+                                   "({} steps to redo), variables crc32c {:08x}; Kafka positions rewound in place: {}; "
+                                   "reads partitions {}{}",
                                    dist.worker_index, rollback.generation,
                                    fmt::join(source_.sync().members(), ", "), step, ctx.step,
-                                   std::max<std::int64_t>(0, ctx.step - step), offsets.to_string(),
+                                   std::max<std::int64_t>(0, ctx.step - step), variables_crc32c(ctx.vars),
+                                   offsets.to_string(),
                                    fmt::join(source_.kafka().assignment(), ", "),
                                    source_.kafka().options().share ? " (assigned by the job)" : ""));
   return step;

@@ -1,5 +1,6 @@
 #include "train_stream/stream_sync.h"
 
+#include <algorithm>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -7,6 +8,7 @@
 #include "train/training_state.h"
 #include "trib/core/error.h"
 #include "trib/stream/stream_position.h"
+#include "trib/train_stream/stream_trainer.h"
 #include "trib/update/group_plan.h"
 #include "trib/update/update_strategy.h"
 
@@ -77,7 +79,17 @@ std::optional<std::string> StreamSync::wait_any(const std::vector<std::string>& 
   }
 }
 
-std::string StreamSync::key(const std::string& rest) const { return fmt::format("stream/g{}/{}", scope_, rest); }
+namespace {
+std::string scoped_key(std::int64_t scope, const std::string& rest) { return fmt::format("stream/g{}/{}", scope, rest); }
+}  // namespace
+
+std::string StreamSync::key(const std::string& rest) const { return scoped_key(scope_, rest); }
+
+bool group_rolled_back(const train::Distribution& dist, std::int64_t generation, const std::vector<int>& members) {
+  return std::all_of(members.begin(), members.end(), [&](int w) {
+    return dist.lookup(scoped_key(generation, fmt::format("{}/{}", kRewound, w))).has_value();
+  });
+}
 
 std::optional<AnnouncedRestore> StreamSync::newer_restore() const {
   if (!dist_.lookup) return std::nullopt;

@@ -55,6 +55,10 @@ struct AnnouncedRestore {
   std::string sections;  // the checkpoint's manifest sections, JSON text; empty: none
 };
 
+// The rendezvous of an allreduce group's members once they have rewound their Kafka positions
+// (StreamHooks::on_regroup; group_rolled_back in stream_trainer.h looks for it).
+inline constexpr const char* kRewound = "rewound";
+
 struct StreamStart {
   std::string run_id;
   data::DataPosition offsets;  // Kafka fields only; empty: no checkpoint

@@ -63,6 +63,9 @@ struct LocalClusterOptions {
   // the worker killed earlier and evicted (the job went on without it) when a failure ends the
   // job after that; untouched otherwise.
   std::string* lost_process = nullptr;
+  // A relaunched worker counts as that earlier loss too (an allreduce stream job: its chief
+  // fails the last checkpoint when a worker is lost after its last exchange, relaunched or not).
+  bool relaunched_counts_as_lost = false;
   // strategy.ps_replicas: a lost server's shard is taken over by its backup, so nothing rolls
   // back; the relaunch line says so.
   bool server_backups = false;

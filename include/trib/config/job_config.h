@@ -135,6 +135,10 @@ struct ClusterConfig {
   // A local cluster relaunches a lost process (killed by a signal) up to this many times
   // per role; 0: a lost process stops the job.
   int max_restarts = 3;
+  // An allreduce stream job (data.stream) relaunches a lost worker other than the chief (under
+  // max_restarts) and takes it back into its running group, which rolls back to its newest
+  // checkpoint (docs/fault_tolerance.md); off: the job goes on with N-1.
+  bool stream_rejoin = true;
   // After SIGTERM (preemption), how long the job has to reach a step boundary, write its
   // checkpoint and exit before the launcher kills what is left.
   int preemption_grace_s = 25;

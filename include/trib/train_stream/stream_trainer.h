@@ -3,6 +3,9 @@
 // This library links librdkafka (through trib_stream); the general trainer (trib_train) does not.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "trib/train/trainer.h"
 
 namespace trib::train_stream {
@@ -10,5 +13,11 @@ namespace trib::train_stream {
 // Trains until training.steps, or until the stream is idle for data.kafka.idle_timeout_s.
 // Checks the job, the broker and the topic before the run directory is touched.
 train::RunSummary train(const train::TrainerOptions& options);
+
+// Allreduce: whether every one of `members` of the group of `generation` has rewound its Kafka
+// positions to the checkpoint the group rolled back to (StreamHooks::on_regroup), as the
+// coordinator's store (`dist.lookup`) says. A relaunched worker waits for it before it asks to
+// join, so that its join does not abort the group inside that rollback.
+bool group_rolled_back(const train::Distribution& dist, std::int64_t generation, const std::vector<int>& members);
 
 }  // namespace trib::train_stream

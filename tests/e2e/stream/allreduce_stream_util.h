@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -69,7 +70,8 @@ struct TwoLosses {
 // (data.kafka.assignment: auto), so nothing evicts them.
 inline TwoLosses run_losing_two(const std::string& bootstrap, const fs::path& out, const std::string& group, int steps,
                                 int every, int second, const std::string& fault) {
-  const std::vector<std::string> args = job_args(bootstrap, out, group, steps, every, 4);
+  std::vector<std::string> args = job_args(bootstrap, out, group, steps, every, 4);
+  args.insert(args.end(), {"--set", "cluster.max_restarts=0"});  // the lost workers are not relaunched
   const std::string held = "TRIB_TEST_FAULT: worker " + std::to_string(second) + " is held";
   pid_t second_pid = 0, worker3 = 0;
   std::atomic<bool> lost3{false};
@@ -98,6 +100,44 @@ inline void produce_all(const std::string& bootstrap) {
   const stream::ProduceOptions produce = produce_options(bootstrap);
   ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
 }
+
+// kill -9 to worker `worker` of a `trib train` run once its id record (`run_dir`'s) has a line
+// for step `step` (a step line is written once the step is applied): on_line() is the run's
+// line callback, which learns the pid from the launcher's first start line of the worker;
+// killed() once the run has ended.
+class KillAtStep {
+ public:
+  KillAtStep(const fs::path& run_dir, int worker, std::int64_t step)
+      : record_(run_dir / "stream_ids" / ("worker-" + std::to_string(worker) + ".txt")), worker_(worker), step_(step) {}
+  KillAtStep(const KillAtStep&) = delete;
+  KillAtStep& operator=(const KillAtStep&) = delete;
+  ~KillAtStep() { join(); }
+
+  std::function<void(const std::string&, testing::Trib&)> on_line() {
+    return [this](const std::string& line, testing::Trib&) {
+      if (killer_.joinable()) return;
+      const pid_t pid = started_pid(line, worker_);
+      if (pid == 0) return;
+      killer_ = std::thread([this, pid] {
+        if (wait_for_step(record_, step_)) killed_ = ::kill(pid, SIGKILL) == 0;
+      });
+    };
+  }
+  bool killed() {
+    join();
+    return killed_;
+  }
+
+ private:
+  void join() {
+    if (killer_.joinable()) killer_.join();
+  }
+  fs::path record_;
+  int worker_;
+  std::int64_t step_;
+  std::thread killer_;
+  std::atomic<bool> killed_{false};
+};
 
 // The run's kept events (`seen`, from add_kept_ids) are `expected` in number, each applied once;
 // the last checkpoint (step `steps`) is the newest, and its Kafka offsets and the chief's

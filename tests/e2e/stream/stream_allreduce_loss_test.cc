@@ -26,8 +26,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace stream_e2e;
 
-// kill -9 to worker 2 of 3 25 steps after checkpoint 200, 375 steps before the end: the
-// survivors re-form as a group of 2, roll back to the newest checkpoint and finish the run.
+// kill -9 to worker 2 of 3 25 steps after checkpoint 200, 375 steps before the end, with
+// cluster.max_restarts: 0 (not relaunched): the survivors re-form as a group of 2, roll back to
+// the newest checkpoint and finish the run.
 // Kept events: every worker's up to the checkpoint, the survivors' after it; each once, and
 // the final checkpoint's offsets hold exactly them (events are numbered from offset 0).
 TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
@@ -35,25 +36,12 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
   produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-reform");
   const int steps = 600, every = 100;
-  const std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-reform", steps, every);
-  const std::regex started_worker2(R"(started .*worker2 \(pid (\d+)\))");
-  pid_t worker2 = 0;
-  std::atomic<bool> killed{false};
-  std::thread killer;
-  testing::TribRun r = testing::run_trib(args, std::chrono::seconds(180), [&](const std::string& line, testing::Trib&) {
-    std::smatch m;
-    if (worker2 == 0 && std::regex_search(line, m, started_worker2)) {
-      worker2 = static_cast<pid_t>(std::stol(m[1]));
-      // Some steps past checkpoint 200, so that the survivors have steps to redo: worker 2's
-      // own record says when (a step line is written once the step is applied).
-      killer = std::thread([&, pid = worker2] {
-        if (!wait_for_step(out / "stream_ids" / "worker-2.txt", 2 * every + 25)) return;
-        killed = ::kill(pid, SIGKILL) == 0;
-      });
-    }
-  });
-  if (killer.joinable()) killer.join();
-  ASSERT_TRUE(killed) << r.output;
+  std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-reform", steps, every);
+  args.insert(args.end(), {"--set", "cluster.max_restarts=0"});  // the N-1 path: no relaunch
+  // Some steps past checkpoint 200, so that the survivors have steps to redo.
+  KillAtStep kill(out, 2, 2 * every + 25);
+  testing::TribRun r = testing::run_trib(args, std::chrono::seconds(180), kill.on_line());
+  ASSERT_TRUE(kill.killed()) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("worker2 (pid"), std::string::npos) << r.output;
@@ -86,21 +74,10 @@ TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefRestartsWholeExactlyOnce) {
   produce_all(broker.bootstrap());
   const fs::path out = testing::fresh_path("stream", "allreduce-chief");
   const int steps = 600, every = 100;
-  const std::regex started_worker0(R"(started .*worker0 \(pid (\d+)\))");
-  std::atomic<bool> killed{false};
-  std::thread killer;
-  testing::TribRun r = testing::run_trib(
-      job_args(broker.bootstrap(), out, "allreduce-chief", steps, every), std::chrono::seconds(180),
-      [&](const std::string& line, testing::Trib&) {
-        std::smatch m;
-        if (!killer.joinable() && std::regex_search(line, m, started_worker0))
-          killer = std::thread([&, pid = static_cast<pid_t>(std::stol(m[1]))] {
-            if (!wait_for_step(out / "stream_ids" / "worker-0.txt", 2 * every + 25)) return;
-            killed = ::kill(pid, SIGKILL) == 0;
-          });
-      });
-  if (killer.joinable()) killer.join();
-  ASSERT_TRUE(killed) << r.output;
+  KillAtStep kill(out, 0, 2 * every + 25);
+  testing::TribRun r = testing::run_trib(job_args(broker.bootstrap(), out, "allreduce-chief", steps, every),
+                                         std::chrono::seconds(180), kill.on_line());
+  ASSERT_TRUE(kill.killed()) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("a stream job restarts all its processes from the newest checkpoint when it loses its chief"),
             std::string::npos)

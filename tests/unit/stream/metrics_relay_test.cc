@@ -7,14 +7,25 @@
 namespace trib::stream {
 namespace {
 
+// The coordinator's store, as a map.
+struct MapStore {
+  std::map<std::string, std::string> values;
+  MetricsRelay::Publish publish() {
+    return [this](const std::string& k, const std::string& v) { values[k] = v; };
+  }
+  MetricsRelay::Lookup lookup() {
+    return [this](const std::string& k) -> std::optional<std::string> {
+      auto it = values.find(k);
+      return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+  }
+};
+
 // Three workers over one store (a map): the chief gets the others' rows in order, each once.
 TEST(MetricsRelayTest, TheChiefReceivesEveryWorkersRowsOnceInOrder) {
-  std::map<std::string, std::string> store;
-  auto publish = [&](const std::string& k, const std::string& v) { store[k] = v; };
-  auto lookup = [&](const std::string& k) -> std::optional<std::string> {
-    auto it = store.find(k);
-    return it == store.end() ? std::nullopt : std::optional<std::string>(it->second);
-  };
+  MapStore store;
+  auto publish = store.publish();
+  auto lookup = store.lookup();
   MetricsRelay chief(0, 3, publish, lookup), one(1, 3, publish, lookup), two(2, 3, publish, lookup);
   EXPECT_TRUE(chief.receive().empty());
   one.send("a1");
@@ -25,7 +36,25 @@ TEST(MetricsRelayTest, TheChiefReceivesEveryWorkersRowsOnceInOrder) {
   two.send("b2");
   EXPECT_EQ(chief.receive(), (std::vector<std::string>{"b2"}));
   chief.send("ignored");  // the chief writes its own rows
-  EXPECT_EQ(store.size(), 4u);
+  EXPECT_EQ(store.values.size(), 4u);
+}
+
+// A relaunched worker's relay goes on after the rows its lost process sent: the chief, which
+// has read those, gets the new ones rather than missing them under reused keys.
+TEST(MetricsRelayTest, ARelaunchedWorkerSendsAfterItsLostProcessesRows) {
+  MapStore store;
+  auto publish = store.publish();
+  auto lookup = store.lookup();
+  MetricsRelay chief(0, 3, publish, lookup);
+  {
+    MetricsRelay lost(2, 3, publish, lookup);
+    lost.send("old1");
+    lost.send("old2");
+  }
+  EXPECT_EQ(chief.receive(), (std::vector<std::string>{"old1", "old2"}));
+  MetricsRelay relaunched(2, 3, publish, lookup);
+  relaunched.send("new1");
+  EXPECT_EQ(chief.receive(), (std::vector<std::string>{"new1"}));
 }
 
 }  // namespace

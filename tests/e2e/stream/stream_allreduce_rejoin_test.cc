@@ -1,0 +1,139 @@
+// An allreduce stream job whose lost worker `trib train` relaunches (cluster.max_restarts,
+// cluster.stream_rejoin on by default): the survivors re-form and roll back to the newest
+// checkpoint, the relaunched process rejoins the running group, and the group of 3 rolls back
+// to its newest checkpoint again, the joiner with it (variables and optimizer state through
+// the group, its Kafka share among the members at the checkpoint's progress); no whole-job
+// restart. The per-worker record of applied event ids (data.kafka.record_ids) checks "every
+// event once".
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "e2e/stream/allreduce_stream_util.h"
+#include "e2e/trib_process.h"
+#include "trib/stream/event_producer.h"
+#include "trib/stream/mock_broker.h"
+
+namespace trib {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace stream_e2e;
+
+// Where the group rolled back: after the loss (lost_at: the survivors' group; rejoined_at when
+// the loss and the join made one group) and at the join (rejoined_at: the group of 3).
+struct Rollbacks {
+  std::int64_t lost_at = -1;
+  std::int64_t rejoined_at = -1;
+};
+
+// kill -9 to worker 2 of 3 25 steps after checkpoint 200 (its own record says when); the
+// launcher relaunches it and it rejoins (`fault`: TRIB_TEST_FAULT for the run, or empty).
+// Kept events: every worker's up to lost_at, the survivors' from lost_at to rejoined_at, all
+// three's after it; each once, and the final checkpoint's offsets and totals hold exactly them.
+// Every member's variables after the join's rollback, the joiner's at its first step, are the
+// same (crc32c in each member's line). The events arrive live, 100 a second (about 33 steps a
+// second per worker), so that the survivors are still training when the relaunched process is
+// ready to join: about 20 s.
+Rollbacks lose_and_rejoin(const std::string& name, const std::map<std::string, std::string>& fault) {
+  Rollbacks at;
+  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
+  std::atomic<bool> stop{false};
+  stream::ProduceOptions produce = produce_options(broker.bootstrap());
+  produce.rate = 100;
+  std::thread producer([&] { stream::produce_events(produce, stop); });
+  const fs::path out = testing::fresh_path("stream", name);
+  const int steps = 600, every = 100;
+  const std::vector<std::string> args = job_args(broker.bootstrap(), out, name, steps, every);
+  KillAtStep kill(out, 2, 2 * every + 25);
+  testing::TribRun r = testing::run_trib(args, std::chrono::seconds(240), kill.on_line(), fault);
+  stop = true;
+  producer.join();
+  EXPECT_TRUE(kill.killed()) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("local cluster: worker2 relaunched (pid"), std::string::npos) << r.output;
+  std::smatch m;
+  if (!std::regex_search(r.output, m, std::regex(R"(\[worker2\] joined the allreduce group as generation (\d+))"))) {
+    ADD_FAILURE() << r.output;
+    return at;
+  }
+  const std::string generation = m[1];
+  // The group of 3 again, rolled back to a checkpoint: every member prints it, with the
+  // variables it goes on from.
+  std::string crc;
+  for (int w = 0; w < 3; ++w) {
+    SCOPED_TRACE(fmt::format("worker {}", w));
+    if (!std::regex_search(
+            r.output, m,
+            std::regex(fmt::format(R"(worker {}: allreduce group {} \(workers 0, 1, 2\) rolled back to checkpoint (\d+) )"
+                                   R"(from step \d+ \(\d+ steps to redo\), variables crc32c ([0-9a-f]{{8}}); )",
+                                   w, generation)))) {
+      ADD_FAILURE() << r.output;
+      return at;
+    }
+    if (w == 0) {
+      at.rejoined_at = std::stoll(m[1]);
+      crc = m[2];
+      std::printf("[ info ] %s\n", m[0].str().c_str());
+    }
+    EXPECT_EQ(std::stoll(m[1]), at.rejoined_at) << r.output;
+    EXPECT_EQ(m[2], crc) << "worker " << w << " goes on from the group's variables";
+  }
+  // The joiner's share among the members, assigned by the job.
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex(fmt::format(R"(worker 2: allreduce group {} \(workers 0, 1, 2\) .*reads partitions 2, 5 )"
+                                       R"(\(assigned by the job\))",
+                                       generation))))
+      << r.output;
+  at.lost_at = at.rejoined_at;
+  if (std::regex_search(r.output, m,
+                        std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1\) rolled back to checkpoint (\d+))"))) {
+    at.lost_at = std::stoll(m[1]);
+    std::printf("[ info ] %s\n", m[0].str().c_str());
+  }
+  EXPECT_GE(at.lost_at, 2 * every) << r.output;
+  EXPECT_GE(at.rejoined_at, at.lost_at) << r.output;
+  EXPECT_EQ(at.rejoined_at % every, 0) << r.output;
+
+  std::map<std::int64_t, int> seen;
+  add_kept_ids(out, 0, steps, seen);
+  add_kept_ids(out, 1, steps, seen);
+  // The lost process's steps after lost_at were rolled back; the relaunched one's record
+  // starts with a second "run" line.
+  add_kept_ids(out, 2, steps, seen, at.lost_at);
+  expect_kept_once(out, r.output, seen,
+                   3 * at.lost_at + 2 * (at.rejoined_at - at.lost_at) + 3 * (steps - at.rejoined_at), steps);
+  fs::remove_all(out);
+  return at;
+}
+
+TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerTakesItsRelaunchBackExactlyOnce) {
+  lose_and_rejoin("allreduce-rejoin", {});
+}
+
+// The relaunched worker asks to join only once checkpoint 300 is written (TRIB_TEST_FAULT):
+// the survivors rolled back to 200 and wrote 300 as a group of 2, so the join rolls the group
+// of 3 back to 300 or later, the checkpoint's progress holding partitions the two survivors
+// read for the lost worker's share.
+TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerTakesItsRelaunchBackAfterALaterCheckpointExactlyOnce) {
+  const Rollbacks at =
+      lose_and_rejoin("allreduce-rejoin-later", {{"TRIB_TEST_FAULT", "allreduce-stream-join-after-checkpoint:300"}});
+  EXPECT_EQ(at.lost_at, 200);
+  EXPECT_GE(at.rejoined_at, 300);
+}
+
+}  // namespace
+}  // namespace trib
