@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "app/fault_hooks.h"
@@ -164,13 +165,30 @@ std::function<std::shared_ptr<net::Connection>(int ps, std::chrono::milliseconds
   struct Cache {
     std::mutex mu;
     std::map<int, std::shared_ptr<net::Connection>> open;
+    std::map<int, std::string> dialled;  // per shard, the address of the last connection
   };
   auto cache = std::make_shared<Cache>();
   return [m, transport, cache](int ps, std::chrono::milliseconds timeout) {
     std::lock_guard lock(cache->mu);
     std::shared_ptr<net::Connection>& c = cache->open[ps];
-    if (!c || !c->is_open())
-      c = dial_published(*m, *transport, ps_backup_key(ps), timeout, fmt::format("the backup of ps {}", ps));
+    if (c && c->is_open()) return c;
+    c = nullptr;
+    // A worker that notices the loss late finds the shard taken over already, and its backup
+    // key may name a server relaunched since, whose new backup holds no copy yet: the shard
+    // is at its acting primary. Not when that is where this worker lost it (a second loss:
+    // the backup then holds the copy).
+    if (std::optional<std::string> acting = m->store().try_get(taken_over_key(ps));
+        acting && *acting != cache->dialled[ps]) {
+      try {
+        c = transport->connect(*acting);
+        cache->dialled[ps] = *acting;
+      } catch (const Error&) {
+        c = nullptr;  // lost in turn: its backup has the shard now
+      }
+    }
+    if (!c)
+      c = dial_published(*m, *transport, ps_backup_key(ps), timeout, fmt::format("the backup of ps {}", ps),
+                         &cache->dialled[ps]);
     return c;
   };
 }

@@ -84,7 +84,10 @@ TEST(InterruptedRun, SigtermStopsWithACheckpointAndNamesResume) {
   std::string job = dir.file("job.yaml", kJob);
   std::string out = (dir.path() / "run").string();
   bool sent = false;
-  TribRun r = interrupt_run(job, out, 100000000, SIGTERM, run_started, sent);
+  // Once step 1 is applied (its progress line), so that the stop's step boundary is past it:
+  // sent at "run directory:", SIGTERM could land before the first step and stop at step 0.
+  TribRun r = interrupt_run(job, out, 100000000, SIGTERM, [](const std::string& line) { return line.starts_with("step 1/"); },
+                            sent);
   ASSERT_TRUE(sent) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_GE(newest_checkpoint(out), 1) << "the stop wrote a checkpoint at the step it stopped at";
