@@ -12,7 +12,6 @@
 
 #include <algorithm>
 
-#include "checkpoint/crc32c.h"
 #include "collectives/gradient_exchange.h"
 #include "collectives/named_tensors.h"
 #include "collectives/scaled_schedule.h"
@@ -21,19 +20,6 @@
 #include "trib/collectives/strategy_allreduce.h"
 
 namespace trib::collectives {
-namespace {
-
-// Of every variable's bytes, in name order.
-std::uint32_t variables_crc32c(const VariableStore& vars) {
-  std::uint32_t crc = 0;
-  for (const std::string& name : vars.names()) {
-    const Tensor& t = vars.get(name);
-    crc = crc32c(t.raw_data(), t.nbytes(), crc);
-  }
-  return crc;
-}
-
-}  // namespace
 
 void AllreduceUpdate::recover(std::int64_t step, VariableStore& vars, const std::string& why) {
   const int old_size = o_.group->size();
@@ -99,7 +85,7 @@ void AllreduceUpdate::agree_and_roll_back(std::int64_t step, VariableStore& vars
   const std::string lr = fmt::format("learning rate x{:.4g}{}", lr_factor_,
                                      o_.linear_scaling ? " (linear scaling)" : " (linear scaling off: unchanged)");
   // Every member prints the same checksum for the same generation: they start it identical.
-  const std::uint32_t crc = variables_crc32c(vars);
+  const std::uint32_t crc = update::variables_crc32c(vars);
   if (step == kJoining) {
     rb.message = fmt::format(
         "joined the allreduce group as generation {}: rank {} of {}; starts at step {} with rank {}'s variables "

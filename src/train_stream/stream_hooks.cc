@@ -9,7 +9,6 @@
 
 #include <fmt/ranges.h>
 
-#include "checkpoint/crc32c.h"
 #include "train/training_state.h"
 #include "trib/stream/stream_counts.h"
 #include "trib/stream/stream_position.h"
@@ -54,14 +53,6 @@ data::DataPosition kafka_section(const std::string& sections) {
   if (sections.empty()) return {};
   const nlohmann::json j = nlohmann::json::parse(sections);
   return j.contains("kafka") ? train::data_position_from_json(j["kafka"]) : data::DataPosition{};
-}
-
-// Of every variable's bytes, in name order: the rollback's line shows that every member, a
-// joiner too, goes on from the same variables (the tests compare them).
-std::uint32_t variables_crc32c(const VariableStore& vars) {
-  std::uint32_t crc = 0;
-  for (const std::string& name : vars.names()) crc = crc32c(vars.get(name).raw_data(), vars.get(name).nbytes(), crc);
-  return crc;
 }
 
 // P(class 1) from two-class logits: the prequential score.
@@ -264,7 +255,7 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
                                    "reads partitions {}{}",
                                    dist.worker_index, rollback.generation,
                                    fmt::join(source_.sync().members(), ", "), step, ctx.step,
-                                   std::max<std::int64_t>(0, ctx.step - step), variables_crc32c(ctx.vars),
+                                   std::max<std::int64_t>(0, ctx.step - step), update::variables_crc32c(ctx.vars),
                                    offsets.to_string(),
                                    fmt::join(source_.kafka().assignment(), ", "),
                                    source_.kafka().options().share ? " (assigned by the job)" : ""));

@@ -1,6 +1,17 @@
 #include "trib/update/update_strategy.h"
 
+#include "checkpoint/crc32c.h"
+
 namespace trib::update {
+
+std::uint32_t variables_crc32c(const VariableStore& vars) {
+  std::uint32_t crc = 0;
+  for (const std::string& name : vars.names()) {
+    const Tensor& t = vars.get(name);
+    crc = crc32c(t.raw_data(), t.nbytes(), crc);
+  }
+  return crc;
+}
 
 std::int64_t UpdateStrategy::start(VariableStore& vars, const Checkpoint* checkpoint) {
   if (checkpoint == nullptr) return 0;

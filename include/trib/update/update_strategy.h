@@ -42,6 +42,10 @@ inline bool lost_peer(const Error& e) {
   return dynamic_cast<const Unavailable*>(&e) != nullptr || dynamic_cast<const Timeout*>(&e) != nullptr;
 }
 
+// crc32c of every variable's bytes, in name order: rollback and rejoin lines print it, so that
+// tests (and users) see every member of a group go on from the same variables.
+std::uint32_t variables_crc32c(const VariableStore& vars);
+
 // The job rolled back (a lost parameter server was restored from a checkpoint): the loop
 // continues from `step`, with the data at `data_position` (the checkpoint's, as JSON in the
 // manifest's form, taken on the chief's shard; empty: where this worker's data started).
