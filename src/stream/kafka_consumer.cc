@@ -131,6 +131,13 @@ void KafkaConsumer::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_
   }
 }
 
+void KafkaConsumer::throw_if_error(rd_kafka_error_t* error, std::string_view action) const {
+  if (error == nullptr) return;
+  std::string what = rd_kafka_error_string(error);
+  rd_kafka_error_destroy(error);
+  throw Unavailable(fmt::format("cannot {} Kafka topic '{}' at {}: {}", action, topic_, bootstrap_, what));
+}
+
 void KafkaConsumer::assign(const std::vector<std::int32_t>& partitions) {
   TRIB_CHECK(assignment_ == Assignment::manual, InvalidArgument,
              "consumer of Kafka topic '{}': partitions are assigned by its group, not by assign()", topic_);
@@ -138,11 +145,7 @@ void KafkaConsumer::assign(const std::vector<std::int32_t>& partitions) {
   PartitionOffsets starts = handler_.on_assign(partitions);
   PartitionOffsets list;
   for (std::int32_t p : partitions) list[p] = starts.contains(p) ? starts.at(p) : RD_KAFKA_OFFSET_INVALID;
-  if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk_.get(), list_of(list).get())) {
-    std::string what = rd_kafka_error_string(e);
-    rd_kafka_error_destroy(e);
-    throw Unavailable(fmt::format("cannot assign partitions of Kafka topic '{}' at {}: {}", topic_, bootstrap_, what));
-  }
+  throw_if_error(rd_kafka_incremental_assign(rk_.get(), list_of(list).get()), "assign partitions of");
 }
 
 void KafkaConsumer::unassign(const std::vector<std::int32_t>& partitions) {
@@ -152,12 +155,7 @@ void KafkaConsumer::unassign(const std::vector<std::int32_t>& partitions) {
   handler_.on_revoke(partitions, /*lost=*/true);
   PartitionOffsets list;
   for (std::int32_t p : partitions) list[p] = RD_KAFKA_OFFSET_INVALID;
-  if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk_.get(), list_of(list).get())) {
-    std::string what = rd_kafka_error_string(e);
-    rd_kafka_error_destroy(e);
-    throw Unavailable(
-        fmt::format("cannot unassign partitions of Kafka topic '{}' at {}: {}", topic_, bootstrap_, what));
-  }
+  throw_if_error(rd_kafka_incremental_unassign(rk_.get(), list_of(list).get()), "unassign partitions of");
 }
 
 PartitionList KafkaConsumer::list_of(const PartitionOffsets& offsets) const {
@@ -226,11 +224,7 @@ void KafkaConsumer::seek(const PartitionOffsets& offsets) {
   // then failed with "Timed out waiting for 2 remaining partition seek(s)"). Scaled up there.
   const long long wait_ms = rd_kafka_version() < 0x02010000 ? 1000LL * timeout_ms_ : timeout_ms_;
   const int timeout = static_cast<int>(std::min<long long>(wait_ms, std::numeric_limits<int>::max()));
-  if (rd_kafka_error_t* e = rd_kafka_seek_partitions(rk_.get(), list.get(), timeout)) {
-    std::string what = rd_kafka_error_string(e);
-    rd_kafka_error_destroy(e);
-    throw Unavailable(fmt::format("cannot seek Kafka topic '{}' at {}: {}", topic_, bootstrap_, what));
-  }
+  throw_if_error(rd_kafka_seek_partitions(rk_.get(), list.get(), timeout), "seek");
   for (int i = 0; i < list->cnt; ++i)
     TRIB_CHECK(list->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR, Unavailable,
                "cannot seek '{}' [{}] to offset {}: {}", topic_, list->elems[i].partition, list->elems[i].offset,

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stream/kafka_handles.h"
@@ -82,6 +83,9 @@ class KafkaConsumer {
   static void on_error(rd_kafka_t* rk, int err, const char* reason, void* opaque);
   void rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts);
   PartitionList list_of(const PartitionOffsets& offsets) const;
+  // Unavailable "cannot <action> Kafka topic ... : <librdkafka's reason>" for an error (which
+  // it destroys); nothing for null.
+  void throw_if_error(rd_kafka_error_t* error, std::string_view action) const;
 
   std::string topic_;
   std::string bootstrap_;
