@@ -350,17 +350,36 @@ data::DataPosition KafkaSource::applied_position() const {
   return position;
 }
 
-void KafkaSource::applied(const data::Batch& batch) {
-  TRIB_CHECK(impl_->options.reports_applied, InvalidArgument,
-             "KafkaSource::applied: the source for topic '{}' was made without options.reports_applied",
-             impl_->options.topic);
-  TRIB_CHECK(batch.has(kPartition) && batch.has(kOffset), InvalidArgument,
+namespace {
+
+// The records of `batch` (one a KafkaSource handed out), marked applied in `applied`.
+void mark_applied(const KafkaSourceOptions& options, const data::Batch& batch, AppliedOffsets& applied) {
+  TRIB_CHECK(options.reports_applied, InvalidArgument,
+             "KafkaSource::applied: the source for topic '{}' was made without options.reports_applied", options.topic);
+  TRIB_CHECK(batch.has(KafkaSource::kPartition) && batch.has(KafkaSource::kOffset), InvalidArgument,
              "KafkaSource::applied: the batch has no '{}' and '{}' columns (it did not come from a KafkaSource)",
-             kPartition, kOffset);
-  const auto partitions = batch.get(kPartition).span<std::int32_t>();
-  const auto offsets = batch.get(kOffset).span<std::int64_t>();
+             KafkaSource::kPartition, KafkaSource::kOffset);
+  const auto partitions = batch.get(KafkaSource::kPartition).span<std::int32_t>();
+  const auto offsets = batch.get(KafkaSource::kOffset).span<std::int64_t>();
+  for (std::size_t i = 0; i < partitions.size(); ++i) applied.applied(partitions[i], offsets[i]);
+}
+
+}  // namespace
+
+void KafkaSource::applied(const data::Batch& batch) {
   std::lock_guard lock(impl_->mu);
-  for (std::size_t i = 0; i < partitions.size(); ++i) impl_->applied.applied(partitions[i], offsets[i]);
+  mark_applied(impl_->options, batch, impl_->applied);
+}
+
+data::DataPosition KafkaSource::applied_position_after(const data::Batch& batch) const {
+  data::DataPosition position;
+  std::lock_guard lock(impl_->mu);
+  // A copy: the batch is not applied yet. It holds what is handed out and pending, a shuffle
+  // buffer's worth at most.
+  AppliedOffsets after = impl_->applied;
+  mark_applied(impl_->options, batch, after);
+  set_progress(position, impl_->options.topic, after.progress(impl_->merge.positions()));
+  return position;
 }
 
 void KafkaSource::interrupt() { impl_->interrupted.store(true); }

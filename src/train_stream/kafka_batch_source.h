@@ -39,6 +39,11 @@ class KafkaBatchSource final : public train::BatchSource {
   void skipped(const data::Batch& batch) override;
   // position() stays nullopt: the stream hooks save the workers' merged applied progress as
   // the checkpoint's "kafka" section instead (stream_hooks.h).
+  // The applied progress with `batch` in it, sent with its update (a parameter server keeps
+  // each worker's last; the allreduce group each member's).
+  std::optional<data::DataPosition> position_after(const data::Batch& batch) const override {
+    return kafka_->applied_position_after(batch);
+  }
 
   // The job rolled back in place to a checkpoint whose "kafka" section is `offsets` (empty:
   // none, back to where this run started), in restore `generation`: the pipeline (shuffle

@@ -143,6 +143,10 @@ class KafkaSource final : public data::ExampleSource {
   // out but not applied (in a shuffle buffer, a prefetch queue) are not in it: a source that
   // seeks to it reads them again, and skips the applied ones.
   data::DataPosition applied_position() const;
+  // applied_position() as it will be once `batch` (one this source handed out) is applied: the
+  // cursor a worker sends with that batch's update, so that whoever keeps the update (a
+  // parameter server, the allreduce group) knows where this worker's data stands with it.
+  data::DataPosition applied_position_after(const data::Batch& batch) const;
   // Thread-safe: the update that used `batch` (one this source produced, any pipeline stages
   // later) is applied. Call it for a step skipped on purpose too (a non-finite gradient).
   // InvalidArgument unless options.reports_applied.

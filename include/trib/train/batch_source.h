@@ -58,6 +58,12 @@ class BatchSource {
   // data_position by the chief. nullopt: nothing to save (an iterator that cannot be
   // replayed, or positions that hooks save themselves).
   virtual std::optional<data::DataPosition> position() const { return std::nullopt; }
+
+  // The cursor sent with the update of `batch`, the last one next() gave
+  // (UpdateStrategy::set_data_cursor): where this worker's data stands once that update is
+  // applied, as resume_at() takes it. A stream's is its applied progress with the batch in it;
+  // a dataset's, its position().
+  virtual std::optional<data::DataPosition> position_after(const data::Batch& /*batch*/) const { return position(); }
 };
 
 }  // namespace trib::train

@@ -74,6 +74,38 @@ TEST_F(AppliedPositionTest, ARestartTrainsWhatTheShuffleBufferHeldAndNothingTwic
   expect_each_once(all, 1000);
 }
 
+// The cursor a worker sends with a batch's update (applied_position_after) is, exactly, the
+// applied position once that batch is applied, and does not change the source before: a
+// parameter server that kept the cursor of a worker's last accepted push resumes its
+// partitions there with nothing trained twice or lost.
+TEST_F(AppliedPositionTest, TheCursorSentWithABatchIsTheAppliedPositionOnceItIsApplied) {
+  const std::string cards = make_topic(3);
+  produce_events(bootstrap(), cards, 0, 600);
+  std::vector<std::int64_t> kept;
+  data::DataPosition cursor;
+  {
+    Trainer t = trainer(source_options(bootstrap(), cards), 3);
+    kept = train(t, 256);  // mid-window: a shuffle buffer scatters the applied offsets
+    ASSERT_EQ(kept.size(), 256u);
+    std::optional<data::Batch> b = t.pipeline.next();
+    ASSERT_TRUE(b.has_value());
+    const data::DataPosition before = t.kafka->applied_position();
+    cursor = data::DataPosition::parse(t.kafka->applied_position_after(*b).serialize());
+    EXPECT_EQ(t.kafka->applied_position(), before) << "the cursor is computed on a copy";
+    EXPECT_NE(cursor, before);
+    t.kafka->applied(*b);
+    EXPECT_EQ(t.kafka->applied_position(), cursor);
+    auto ids = ids_of(*b);
+    kept.insert(kept.end(), ids.begin(), ids.end());
+    train(t, 64);  // trained, never accepted: lost with the worker
+  }
+  Trainer relaunched = trainer(source_options(bootstrap(), cards), 4);
+  relaunched.kafka->seek(cursor);
+  std::vector<std::int64_t> after = train(relaunched, 600 - kept.size());
+  kept.insert(kept.end(), after.begin(), after.end());
+  expect_each_once(kept, 600);
+}
+
 // Two workers save their claims, merged per partition; the restarted job has one worker,
 // which gets every partition.
 TEST_F(AppliedPositionTest, ClaimsOfTwoWorkersRestoreOnOneWorker) {
