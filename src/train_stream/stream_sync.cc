@@ -119,6 +119,7 @@ StreamStart StreamSync::start(const StreamStart& chief_start) {
   // A worker relaunched after a restore meets the others in the scope they rewound to.
   if (std::optional<AnnouncedRestore> r = newer_restore()) scope_ = r->generation;
   if (dist_.workers == 1) return chief_start;
+  relaunched_ = !dist_.chief() && dist_.lookup(fmt::format("stream/assigned/{}", dist_.worker_index)).has_value();
   if (dist_.chief()) {
     dist_.publish("stream/start/run_id", chief_start.run_id);
     dist_.publish("stream/start/offsets", encode(chief_start.offsets));

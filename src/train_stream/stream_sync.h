@@ -71,6 +71,10 @@ class StreamSync {
 
   // Chief: publishes `start` and returns it; others: wait for the chief's.
   StreamStart start(const StreamStart& chief_start);
+  // A non-chief relaunched into the running job (a parameter-server job's lost worker): its
+  // index had said it owned partitions in this job before (await_assignment), which a
+  // --resume or a whole-job restart (a fresh store) has not.
+  bool relaunched() const { return relaunched_; }
 
   // Before the first step, every worker owns partitions: a rebalance that moves partitions
   // to a late joiner needs every member to poll, which a worker waiting on its peers (sync
@@ -138,6 +142,7 @@ class StreamSync {
   std::chrono::milliseconds timeout_;
   std::int64_t scope_ = 0;
   std::vector<int> members_;
+  bool relaunched_ = false;
 };
 
 // The stream fields of a position (stream::is_stream_field: Kafka progress and counts; a
