@@ -119,8 +119,14 @@ void StreamHooks::on_start(train::LoopContext& ctx) {
 void StreamHooks::rejoin(train::LoopContext& ctx) {
   const int w = ctx.distribution.worker_index;
   const data::DataPosition& cursor = source_.resumed_at();
+  // Its own counts continue from the cursor's; a chief's also hold those it took over at the
+  // run's start (workers the job no longer has).
   const std::map<int, stream::StreamCounts> counts = stream::counts_in(cursor);
-  if (auto c = counts.find(w); c != counts.end()) metrics_.restore_counts(c->second);
+  if (auto c = counts.find(w); c != counts.end()) {
+    data::DataPosition from = source_.restored_offsets();
+    stream::save_counts(from, w, c->second);
+    metrics_.restore_counts(own_counts(ctx.distribution, from, source_.sync().members()));
+  }
   const stream::StreamCounts now = metrics_.counts();
   ctx.progress.message(fmt::format("worker {}: relaunched into the running job at step {}: its partitions {} continue "
                                    "{} ({} events trained before)",
@@ -128,13 +134,11 @@ void StreamHooks::rejoin(train::LoopContext& ctx) {
                                    cursor.fields().empty() ? "where this run started (it had pushed no update)"
                                                            : "at its last applied push: " + stream::progress_fields(cursor).to_string(),
                                    now.trained));
-  // Lost after its update of a checkpoint step, before its offer: the chief waits at that
-  // barrier for it. Its claim now is exactly what it was then (its resumed cursor).
+  // Lost after its update of a checkpoint step, before its offer (the chief: its gather): the
+  // others wait at that barrier for it. Its claim now is exactly what it was then (its resumed
+  // cursor), so it takes that barrier as it would have.
   const std::int64_t steps = ctx.job.training.steps;
-  if (ctx.step > 0 && ctx.step % checkpoint_every_ == 0 && (steps == 0 || ctx.step < steps)) {
-    const data::DataPosition own = claim(ctx);
-    if (source_.sync().offer(ctx.step, own)) source_.kafka().commit(own);
-  }
+  if (ctx.step > 0 && ctx.step % checkpoint_every_ == 0 && (steps == 0 || ctx.step < steps)) on_checkpoint(ctx, false);
 }
 
 void StreamHooks::on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) {

@@ -8,6 +8,10 @@
 
 namespace trib::train_stream {
 
+bool ps_chief_rejoins(const config::JobConfig& job) {
+  return job.data.stream() && job.strategy.name == config::StrategyName::ps && job_assigns_partitions(job);
+}
+
 train::RunSummary train(const train::TrainerOptions& options) {
   const config::JobConfig& job = options.job;
   const config::TrainingConfig& tc = job.training;

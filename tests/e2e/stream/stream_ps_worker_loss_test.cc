@@ -35,7 +35,7 @@ struct Loss {
   std::string mode;  // strategy.mode
   int workers = 3;
   int servers = 1;
-  int victim = 1;      // never the chief
+  int victim = 1;      // 0: the chief
   int lost_at = 150;   // the victim's step after which it is lost
   int every = 100;     // training.checkpoint_every
 };
@@ -91,6 +91,11 @@ void expect_relaunched_exactly_once(const Loss& loss) {
       << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("local cluster: worker" + w + " relaunched"), std::string::npos) << r.output;
+  if (loss.victim == 0) {
+    EXPECT_NE(r.output.find("worker 0: relaunched in place of the lost chief; takes the run back at step"),
+              std::string::npos)
+        << r.output;
+  }
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
   // The relaunched worker says where its data resumes: its last applied push, at its step.
   std::smatch m;
@@ -145,6 +150,21 @@ TEST(StreamTraining, AJobThatLosesAParameterServerWorkerAtACheckpointStepResumes
 // with its data at its last push in a closed round.
 TEST(StreamTraining, AJobThatLosesAParameterServerWorkerResumesItAtItsLastAppliedPushSync) {
   expect_relaunched_exactly_once({.name = "ps-worker-lost-sync", .mode = "sync", .workers = 2, .servers = 2});
+}
+
+// The chief (it owns the checkpoints and the Kafka commits) lost 50 steps past checkpoint 100:
+// relaunched in place, it rejoins the running job with the servers' state, its share at its
+// last applied push, and goes on writing the checkpoints; nothing restarts.
+TEST(StreamTraining, AJobThatLosesItsParameterServerChiefRelaunchesItInPlaceAsync) {
+  expect_relaunched_exactly_once(
+      {.name = "ps-chief-lost-async", .mode = "async", .workers = 3, .servers = 2, .victim = 0});
+}
+
+// The same in sync mode, the chief lost right after checkpoint step 200's update, before its
+// gather: the others wait at that barrier, and the relaunched chief takes it.
+TEST(StreamTraining, AJobThatLosesItsParameterServerChiefAtACheckpointStepRelaunchesItInPlaceSync) {
+  expect_relaunched_exactly_once(
+      {.name = "ps-chief-lost-sync", .mode = "sync", .workers = 2, .servers = 1, .victim = 0, .lost_at = 200});
 }
 
 }  // namespace
