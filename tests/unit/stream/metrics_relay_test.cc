@@ -36,7 +36,7 @@ TEST(MetricsRelayTest, TheChiefReceivesEveryWorkersRowsOnceInOrder) {
   two.send("b2");
   EXPECT_EQ(chief.receive(), (std::vector<std::string>{"b2"}));
   chief.send("ignored");  // the chief writes its own rows
-  EXPECT_EQ(store.values.size(), 4u);
+  EXPECT_EQ(store.values.size(), 4u + 2u);  // the rows, and how many of each worker's it took
 }
 
 // A relaunched worker's relay goes on after the rows its lost process sent: the chief, which
@@ -55,6 +55,25 @@ TEST(MetricsRelayTest, ARelaunchedWorkerSendsAfterItsLostProcessesRows) {
   MetricsRelay relaunched(2, 3, publish, lookup);
   relaunched.send("new1");
   EXPECT_EQ(chief.receive(), (std::vector<std::string>{"new1"}));
+}
+
+// A chief relaunched in place goes on after the rows its lost process took (and wrote to
+// metrics.jsonl): it writes each row once.
+TEST(MetricsRelayTest, ARelaunchedChiefGoesOnAfterTheRowsItsLostProcessTook) {
+  MapStore store;
+  auto publish = store.publish();
+  auto lookup = store.lookup();
+  MetricsRelay one(1, 2, publish, lookup);
+  {
+    MetricsRelay lost(0, 2, publish, lookup);
+    one.send("a1");
+    one.send("a2");
+    EXPECT_EQ(lost.receive(), (std::vector<std::string>{"a1", "a2"}));
+    one.send("a3");  // sent before the chief was lost, never taken by it
+  }
+  MetricsRelay relaunched(0, 2, publish, lookup);
+  one.send("a4");
+  EXPECT_EQ(relaunched.receive(), (std::vector<std::string>{"a3", "a4"}));
 }
 
 }  // namespace
