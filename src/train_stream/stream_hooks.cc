@@ -113,7 +113,11 @@ void StreamHooks::on_start(train::LoopContext& ctx) {
     metrics_.set_freshness_floor(wall_ms());
     if (gauges_) gauges_->set_freshness_floor(wall_ms());
   }
-  if (source_.sync().relaunched()) rejoin(ctx);
+  // Parameter servers with job-assigned partitions (an allreduce joiner rolls back with its
+  // group instead: on_regroup; a group-assigned one's partitions may have moved).
+  if (source_.sync().relaunched() && ctx.job.strategy.name == config::StrategyName::ps &&
+      source_.kafka().options().share)
+    rejoin(ctx);
 }
 
 void StreamHooks::rejoin(train::LoopContext& ctx) {

@@ -70,8 +70,9 @@ class StreamHooks final : public train::TrainingHooks {
   data::DataPosition rewind_to(train::LoopContext& ctx, const std::string& sections, std::int64_t step);
   // Chief, at the end: the other workers' last rows and the summary line of `merged`'s counts.
   void summarize(train::LoopContext& ctx, const data::DataPosition& merged);
-  // A relaunched parameter-server worker: its counts continue from its resumed cursor's, and
-  // it takes the checkpoint barrier of the step it resumes at, which it missed.
+  // A relaunched parameter-server worker (job-assigned partitions; the chief too): its counts
+  // continue from its resumed cursor's, and it takes the checkpoint barrier of the step it
+  // resumes at, which it missed.
   void rejoin(train::LoopContext& ctx);
 
   KafkaBatchSource& source_;
