@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -20,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "e2e/stream/stream_record.h"
@@ -152,6 +154,53 @@ inline void expect_kept_once(const fs::path& out, const std::string& output, con
   std::smatch m;
   ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(stream totals: consumed \d+ trained (\d+))"))) << output;
   EXPECT_EQ(std::stoll(m[1]), expected) << output;
+}
+
+// Worker 2 of a 3-worker `trib coordinator` job (`run`: its run directory) was killed once its
+// step 2 * `every` + 25 was applied and started again; `members`: workers 0 and 1 and the
+// process started again, `out` the transcript. The joiner joined a generation whose group of 3
+// rolled back to one checkpoint on every member with the same variables (crc32c), at or after
+// the survivors' own rollback (at least 2 * `every`), and every kept event (all workers' up to
+// the survivors' rollback, the survivors' up to the join's checkpoint, all three's after it) was
+// trained exactly once (expect_kept_once).
+inline void expect_rejoined_once(const fs::path& run, int steps, int every, const std::vector<testing::Trib*>& members,
+                                 const std::string& out) {
+  std::smatch m;
+  const std::string joiner = members[2]->output();
+  ASSERT_TRUE(std::regex_search(joiner, m, std::regex(R"(joined the allreduce group as generation (\d+))"))) << out;
+  const std::string generation = m[1];
+  std::string crc;
+  std::int64_t rejoined_at = -1;
+  for (testing::Trib* p : members) {
+    SCOPED_TRACE(p->name());
+    const std::string text = p->output();
+    ASSERT_TRUE(std::regex_search(
+        text, m,
+        std::regex(fmt::format(R"(allreduce group {} \(workers 0, 1, 2\) rolled back to checkpoint (\d+) from step \d+ )"
+                               R"(\(\d+ steps to redo\), variables crc32c ([0-9a-f]{{8}}); )",
+                               generation))))
+        << out;
+    if (rejoined_at < 0) {
+      rejoined_at = std::stoll(m[1]);
+      crc = m[2];
+      std::printf("[ info ] %s\n", m[0].str().c_str());
+    }
+    EXPECT_EQ(std::stoll(m[1]), rejoined_at) << out;
+    EXPECT_EQ(m[2], crc) << p->name() << " goes on from the group's variables";
+  }
+  std::int64_t lost_at = rejoined_at;  // the survivors' own rollback, if they went on as 2 first
+  if (std::regex_search(members[0]->output(), m,
+                        std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1\) rolled back to checkpoint (\d+))")))
+    lost_at = std::stoll(m[1]);
+  EXPECT_GE(lost_at, 2 * every) << out;
+  EXPECT_GE(rejoined_at, lost_at) << out;
+
+  std::map<std::int64_t, int> seen;
+  add_kept_ids(run, 0, steps, seen);
+  add_kept_ids(run, 1, steps, seen);
+  add_kept_ids(run, 2, steps, seen, lost_at);  // the started-again process's record: a second "run" line
+  expect_kept_once(run, members[0]->output(), seen, 3 * lost_at + 2 * (rejoined_at - lost_at) + 3 * (steps - rejoined_at),
+                   steps);
 }
 
 }  // namespace trib::stream_e2e
