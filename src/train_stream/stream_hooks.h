@@ -34,9 +34,10 @@ class IdRecorder {
 
 class StreamHooks final : public train::TrainingHooks {
  public:
-  // `metrics`: this process's registry (monitoring.port), or null.
+  // `metrics`: this process's registry (monitoring.port), or null. `checkpoint_every`: the
+  // loop's checkpoint interval in steps (LoopPlan).
   StreamHooks(KafkaBatchSource& source, const std::filesystem::path& run_dir, bool record_ids,
-              monitor::MetricsRegistry* metrics = nullptr);
+              std::int64_t checkpoint_every, monitor::MetricsRegistry* metrics = nullptr);
 
   void on_start(train::LoopContext& ctx) override;
   void on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) override;
@@ -69,10 +70,15 @@ class StreamHooks final : public train::TrainingHooks {
   data::DataPosition rewind_to(train::LoopContext& ctx, const std::string& sections, std::int64_t step);
   // Chief, at the end: the other workers' last rows and the summary line of `merged`'s counts.
   void summarize(train::LoopContext& ctx, const data::DataPosition& merged);
+  // A relaunched parameter-server worker (job-assigned partitions; the chief too): its counts
+  // continue from its resumed cursor's, and it takes the checkpoint barrier of the step it
+  // resumes at, which it missed.
+  void rejoin(train::LoopContext& ctx);
 
   KafkaBatchSource& source_;
   std::filesystem::path run_dir_;
   bool record_ids_;
+  std::int64_t checkpoint_every_;
   stream::PrequentialMetrics metrics_;
   std::optional<IdRecorder> ids_;  // from on_start: the run directory exists by then
   std::optional<stream::MetricsRelay> relay_;  // from on_start
