@@ -28,6 +28,7 @@ constexpr const char* kStreamSlowAfterLastStep = "allreduce-stream-slow-after-la
 constexpr const char* kStreamHeldBeforeBroadcast = "allreduce-stream-held-before-broadcast";
 constexpr const char* kStreamJoinAfterCheckpoint = "allreduce-stream-join-after-checkpoint";
 constexpr const char* kStreamWorkerLostAtStep = "stream-worker-lost-at-step";
+constexpr const char* kStreamWorkerLostAfterRewind = "stream-worker-lost-after-rewind";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
@@ -70,7 +71,7 @@ Fault parse_fault() {
   }
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
                            kAllreduceChiefLostAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterLastStep,
-                           kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint}) {
+                           kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint, kStreamWorkerLostAfterRewind}) {
     const std::string prefix = std::string(kind) + ":";
     try {
       if (text.starts_with(prefix)) f = {kind, std::stoi(text.substr(prefix.size()))};
@@ -79,10 +80,10 @@ Fault parse_fault() {
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
-             "{}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP or {}:WORKER:STEP",
+             "{}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:STEP or {}:WORKER",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
              kStreamSlowInRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
-             kStreamWorkerLostAtStep);
+             kStreamWorkerLostAtStep, kStreamWorkerLostAfterRewind);
   return f;
 }
 #endif
@@ -179,6 +180,15 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
       if (point != at) return;
       std::fprintf(stderr, "%s: worker %d is lost after its step %lld (kill -9)\n", kFaultVariable, index,
                    static_cast<long long>(step));
+      std::fflush(nullptr);
+      ::kill(::getpid(), SIGKILL);
+    };
+  }
+  if (f.kind == kStreamWorkerLostAfterRewind) {
+    if (f.index != index) return {};
+    return [index](const std::string& point) {
+      if (point != kStreamRewound) return;
+      std::fprintf(stderr, "%s: worker %d is lost right after its in-place rewind (kill -9)\n", kFaultVariable, index);
       std::fflush(nullptr);
       ::kill(::getpid(), SIGKILL);
     };

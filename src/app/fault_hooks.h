@@ -37,6 +37,10 @@
 // (SIGKILL) once its step S is applied and recorded (data.kafka.record_ids), at the fault point
 // kStreamStepApplied ("stream-step-applied:S"). A relaunched process never applies step S
 // again (it resumes past it), so only the first one does.
+// TRIB_TEST_FAULT=stream-worker-lost-after-rewind:W makes worker W of a parameter-server stream
+// job kill itself (SIGKILL) right after it rewinds its Kafka positions in place to a restored
+// checkpoint (fault point kStreamRewound), before its next push: its servers then hold no
+// cursor for it. A relaunched process does not rewind again.
 //
 // Compiled in only where the tests are built (TRIB_FAULT_HOOKS, from BUILD_TESTING): the
 // builds that `make train`, `make bench` and a release use ignore the variable.
@@ -54,6 +58,8 @@ namespace trib::app {
 inline constexpr const char* kFaultVariable = "TRIB_TEST_FAULT";
 // The fault point a stream worker names after each applied step: "<this>:<step>".
 inline constexpr const char* kStreamStepApplied = "stream-step-applied";
+// The fault point a stream worker names once it has rewound in place to a restored checkpoint.
+inline constexpr const char* kStreamRewound = "stream-rewound";
 
 // Fails naming the variable if its text is not one of the faults above (a process checks it
 // before it joins the job: a member lost first would end the job before the line is printed).

@@ -123,6 +123,18 @@ void StreamHooks::on_start(train::LoopContext& ctx) {
 void StreamHooks::rejoin(train::LoopContext& ctx) {
   const int w = ctx.distribution.worker_index;
   const data::DataPosition& cursor = source_.resumed_at();
+  // No cursor, yet the job restored its servers from a checkpoint since it started: they forget
+  // every cursor there, and this worker pushed nothing after (lost in the restore's rewind,
+  // say). Its share then starts at that checkpoint's progress, as the others' did when they
+  // rewound to it, not where the run started (which would train that stretch twice).
+  std::optional<AnnouncedRestore> restore;
+  if (cursor.fields().empty()) restore = source_.sync().announced_restore();
+  if (restore) {
+    const data::DataPosition offsets = kafka_section(restore->sections);
+    source_.rewind(offsets, restore->generation);
+    metrics_.rewind_counts(own_counts(ctx.distribution, offsets.fields().empty() ? source_.restored_offsets() : offsets,
+                                      source_.sync().members()));
+  }
   // Its own counts continue from the cursor's; a chief's also hold those it took over at the
   // run's start (workers the job no longer has).
   const std::map<int, stream::StreamCounts> counts = stream::counts_in(cursor);
@@ -135,14 +147,21 @@ void StreamHooks::rejoin(train::LoopContext& ctx) {
   ctx.progress.message(fmt::format("worker {}: relaunched into the running job at step {}: its partitions {} continue "
                                    "{} ({} events trained before)",
                                    w, ctx.step, fmt::join(source_.kafka().assignment(), ", "),
-                                   cursor.fields().empty() ? "where this run started (it had pushed no update)"
-                                                           : "at its last applied push: " + stream::progress_fields(cursor).to_string(),
+                                   !cursor.fields().empty()
+                                       ? "at its last applied push: " + stream::progress_fields(cursor).to_string()
+                                   : restore ? fmt::format("at the restored checkpoint of step {} (it had pushed no update "
+                                                           "since the restore)",
+                                                           restore->step)
+                                             : std::string("where this run started (it had pushed no update)"),
                                    now.trained));
   // Lost after its update of a checkpoint step, before its offer (the chief: its gather): the
   // others wait at that barrier for it. Its claim now is exactly what it was then (its resumed
   // cursor), so it takes that barrier as it would have.
+  // Not at a restored checkpoint's step: that barrier is behind the job (the others went on
+  // from its checkpoint without one).
   const std::int64_t steps = ctx.job.training.steps;
-  if (ctx.step > 0 && ctx.step % checkpoint_every_ == 0 && (steps == 0 || ctx.step < steps)) on_checkpoint(ctx, false);
+  if (!restore && ctx.step > 0 && ctx.step % checkpoint_every_ == 0 && (steps == 0 || ctx.step < steps))
+    on_checkpoint(ctx, false);
 }
 
 void StreamHooks::on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) {
@@ -225,6 +244,7 @@ void StreamHooks::on_rewind(train::LoopContext& ctx, const update::Rewind& rewin
                                    ctx.distribution.worker_index, rewind.step, rewind.generation,
                                    offsets.fields().empty() ? std::string("where this run started")
                                                             : offsets.to_string()));
+  if (ctx.distribution.fault_point) ctx.distribution.fault_point("stream-rewound");  // tests only
 }
 
 std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, const update::Rollback& rollback) {

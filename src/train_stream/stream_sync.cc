@@ -92,6 +92,12 @@ bool group_rolled_back(const train::Distribution& dist, std::int64_t generation,
 }
 
 std::optional<AnnouncedRestore> StreamSync::newer_restore() const {
+  std::optional<AnnouncedRestore> r = announced_restore();
+  if (!r || r->generation <= scope_) return std::nullopt;
+  return r;
+}
+
+std::optional<AnnouncedRestore> StreamSync::announced_restore() const {
   if (!dist_.lookup) return std::nullopt;
   std::optional<std::string> text = dist_.lookup(update::kRestoreKey);
   if (!text || text->empty()) return std::nullopt;
@@ -99,7 +105,6 @@ std::optional<AnnouncedRestore> StreamSync::newer_restore() const {
   if (!n.is_object() || !n.value("generation", nlohmann::json()).is_number_integer()) return std::nullopt;
   AnnouncedRestore r;
   r.generation = n["generation"].get<std::int64_t>();
-  if (r.generation <= scope_) return std::nullopt;
   r.step = n.value("step", std::int64_t{0});
   if (n.contains("sections") && n["sections"].is_object()) r.sections = n["sections"].dump();
   return r;

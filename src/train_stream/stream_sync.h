@@ -90,6 +90,8 @@ class StreamSync {
   std::int64_t scope() const { return scope_; }
   // The newest restore the chief announced, if it is newer than this scope.
   std::optional<AnnouncedRestore> newer_restore() const;
+  // The newest restore the chief announced, whatever the scope (none before the first).
+  std::optional<AnnouncedRestore> announced_restore() const;
 
   // Allreduce: the workers (indices) of the group re-formed after a lost worker, whose
   // barriers the chief then waits for (all of dist.workers before any). The scope is then the

@@ -4,6 +4,7 @@
 // chief's checkpoint barriers wait for it, and no process restarts. The per-worker record of
 // applied event ids (data.kafka.record_ids) checks "every event once".
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -165,6 +166,90 @@ TEST(StreamTraining, AJobThatLosesItsParameterServerChiefRelaunchesItInPlaceAsyn
 TEST(StreamTraining, AJobThatLosesItsParameterServerChiefAtACheckpointStepRelaunchesItInPlaceSync) {
   expect_relaunched_exactly_once(
       {.name = "ps-chief-lost-sync", .mode = "sync", .workers = 2, .servers = 1, .victim = 0, .lost_at = 200});
+}
+
+// A worker lost right after its in-place rewind to a restored checkpoint, before its next
+// push: the servers forget every cursor at the restore, so its relaunch has none, and its share
+// must start at that checkpoint's progress (as the others' did), not where the run started.
+// The server is killed once checkpoint 200 is written; worker 1 kills itself at its rewind
+// (TRIB_TEST_FAULT=stream-worker-lost-after-rewind:1), a point no test could time from outside.
+TEST(StreamTraining, AWorkerLostInARestoresRewindResumesAtTheRestoredCheckpointExactlyOnce) {
+  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
+  std::atomic<bool> stop{false};
+  const stream::ProduceOptions produce = testing::produce_options(broker.bootstrap());
+  ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
+  const std::int64_t n = produce.count;
+  const fs::path out = testing::fresh_path("stream", "ps-worker-lost-in-rewind");
+  std::vector<std::string> args = {"train", kExample, "--output", out.string()};
+  for (const std::string& s :
+       {"data.kafka.bootstrap_servers=\"" + broker.bootstrap() + "\"", std::string("data.kafka.record_ids=true"),
+        std::string("data.kafka.shuffle_buffer=0"), std::string("data.kafka.idle_timeout_s=3"),
+        std::string("data.kafka.group_id=ps-worker-lost-in-rewind"), std::string("training.steps=0"),
+        std::string("training.batch=1"), std::string("training.eval_every=1000"),
+        std::string("training.checkpoint_every=100"), std::string("strategy.mode=async"),
+        std::string("cluster.workers=2"), std::string("cluster.ps=1")}) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  pid_t server = 0;
+  bool killed = false;
+  const testing::TribRun r = testing::run_trib(
+      args, std::chrono::seconds(180),
+      [&](const std::string& line, testing::Trib&) {
+        std::smatch m;
+        if (server == 0 && std::regex_search(line, m, std::regex(R"(started .*ps0 \(pid (\d+)\))")))
+          server = static_cast<pid_t>(std::stol(m[1]));
+        if (!killed && server != 0 && testing::newest_checkpoint(out) >= 200) {
+          killed = true;
+          ::kill(server, SIGKILL);
+        }
+      },
+      {{"TRIB_TEST_FAULT", "stream-worker-lost-after-rewind:1"}});
+  ASSERT_TRUE(killed) << r.output;
+  ASSERT_NE(r.output.find("TRIB_TEST_FAULT: worker 1 is lost right after its in-place rewind"), std::string::npos)
+      << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("local cluster: ps0 relaunched"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("parameter server restores: 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("local cluster: worker1 relaunched"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(every server reloaded checkpoint \S+ckpt-0*(\d+) )")))
+      << r.output;
+  const std::string restored = m[1];
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(worker 1: relaunched into the running job at step \d+: its )"
+                                                     R"(partitions [\d, ]+ continue at the restored checkpoint of )"
+                                                     "step " + restored + " ")))
+      << r.output;
+
+  // Kept events: a worker's "rewind S" line drops its lines for steps after S (applied to the
+  // model the restore discarded); a relaunched process's "run" line continues the record.
+  std::map<std::int64_t, int> seen;
+  for (int w = 0; w < 2; ++w) {
+    std::ifstream in(out / "stream_ids" / ("worker-" + std::to_string(w) + ".txt"));
+    std::vector<std::pair<std::int64_t, std::int64_t>> kept;  // (step, id)
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("run ")) continue;
+      if (line.starts_with("rewind ")) {
+        const std::int64_t to = std::stoll(line.substr(7));
+        std::erase_if(kept, [to](const auto& e) { return e.first > to; });
+        continue;
+      }
+      std::istringstream ls(line);
+      std::int64_t step = 0, id = 0;
+      ls >> step;
+      while (ls >> id) kept.push_back({step, id});
+    }
+    for (const auto& e : kept) ++seen[e.second];
+  }
+  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n) << r.output;
+  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+  const int last = testing::newest_checkpoint(out);
+  EXPECT_EQ(testing::offsets_done(out, last, "transactions"), n) << r.output;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(stream totals: consumed (\d+) trained (\d+))"))) << r.output;
+  EXPECT_EQ(std::stoll(m[1]), n) << r.output;
+  EXPECT_EQ(std::stoll(m[2]), n) << r.output;
+  fs::remove_all(out);
 }
 
 }  // namespace

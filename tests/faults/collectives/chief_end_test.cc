@@ -206,8 +206,8 @@ TEST(AllreduceChiefEnd, AnUnknownFaultValueFailsNamingTheExpectedOne) {
                           "ps-copy-held:INDEX, allreduce-chief-lost-at-final-checkpoint[:PROCESSES], "
                           "allreduce-chief-slow-at-final-checkpoint:SECONDS, allreduce-stream-slow-in-rewind:SECONDS, "
                           "allreduce-stream-slow-after-last-step:SECONDS, "
-                          "allreduce-stream-held-before-broadcast:WORKER, allreduce-stream-join-after-checkpoint:STEP or "
-                          "stream-worker-lost-at-step:WORKER:STEP"),
+                          "allreduce-stream-held-before-broadcast:WORKER, allreduce-stream-join-after-checkpoint:STEP, "
+                          "stream-worker-lost-at-step:WORKER:STEP or stream-worker-lost-after-rewind:WORKER"),
             std::string::npos)
       << r.output;
   fs::remove_all(out);
