@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
+#include "trib/collectives/allgather.h"
 #include "trib/collectives/broadcast.h"
 
 namespace trib::collectives {
@@ -46,6 +48,52 @@ void broadcast_bytes(Group& group, std::string& data, int root) {
   if (group.rank() == root) std::memcpy(text.raw_data(), data.data(), bytes);
   broadcast(group, text, {.root = root});
   if (group.rank() != root) data.assign(static_cast<const char*>(text.raw_data()), bytes);
+}
+
+void broadcast_strings(Group& group, std::vector<std::string>& strings, int root) {
+  std::string lengths, joined;
+  if (group.rank() == root)
+    for (const std::string& s : strings) {
+      lengths += fmt::format("{} ", s.size());
+      joined += s;
+    }
+  broadcast_bytes(group, lengths, root);
+  broadcast_bytes(group, joined, root);
+  if (group.rank() == root) return;
+  strings.clear();
+  std::istringstream in(lengths);
+  std::size_t at = 0;
+  for (std::size_t n = 0; in >> n; at += n) {
+    TRIB_CHECK(n <= joined.size() - at, Corruption, "broadcast strings: {} bytes announced past the {} sent", n,
+               joined.size() - at);
+    strings.push_back(joined.substr(at, n));
+  }
+  TRIB_CHECK(at == joined.size(), Corruption, "broadcast strings: {} bytes sent, {} announced", joined.size(), at);
+}
+
+std::vector<std::string> allgather_bytes(Group& group, const std::string& bytes, std::size_t max_bytes) {
+  TRIB_CHECK(bytes.size() <= max_bytes, InvalidArgument, "rank {}: {} bytes to allgather, more than the {} allowed",
+             group.rank(), bytes.size(), max_bytes);
+  const Tensor lengths =
+      allgather(group, Tensor::from_vector<std::int64_t>(Shape{1}, {static_cast<std::int64_t>(bytes.size())}));
+  std::int64_t longest = 0;
+  for (int r = 0; r < group.size(); ++r) {
+    const std::int64_t n = lengths.data<std::int64_t>()[r];
+    TRIB_CHECK(n >= 0 && static_cast<std::size_t>(n) <= max_bytes, InvalidArgument,
+               "rank {} announced {} bytes to allgather, more than the {} allowed", r, n, max_bytes);
+    longest = std::max(longest, n);
+  }
+  // Padded to the longest, in 4-byte words: one ring pass of equal blocks.
+  const std::int64_t words = (longest + 3) / 4;
+  Tensor mine = Tensor::zeros(DType::i32, Shape{std::max<std::int64_t>(words, 1)});
+  std::memcpy(mine.raw_data(), bytes.data(), bytes.size());
+  const Tensor all = allgather(group, mine);
+  std::vector<std::string> out;
+  const auto* base = static_cast<const char*>(all.raw_data());
+  for (int r = 0; r < group.size(); ++r)
+    out.emplace_back(base + static_cast<std::size_t>(r) * mine.nbytes(),
+                     static_cast<std::size_t>(lengths.data<std::int64_t>()[r]));
+  return out;
 }
 
 void broadcast_named_tensors(Group& group, std::map<std::string, Tensor>& tensors, int root) {

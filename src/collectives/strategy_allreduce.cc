@@ -73,6 +73,9 @@ std::int64_t AllreduceUpdate::start(VariableStore& vars, const Checkpoint* check
     return rollback_->step;
   }
   TRIB_CHECK(o_.group != nullptr, InvalidArgument, "allreduce strategy: start() after finish()");
+  // A start after the first (a stream group back at its checkpoint): the cursors kept are of
+  // steps the group has left.
+  group_cursors_.clear();
   std::int64_t step = UpdateStrategy::start(vars, checkpoint);
   Tensor s = Tensor::from_vector<std::int64_t>(Shape{1}, {step});
   try {
@@ -148,8 +151,12 @@ bool AllreduceUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& 
              o_.parameters.size());
   TRIB_CHECK(exchange_ != nullptr, InvalidArgument, "allreduce strategy: apply() after finish()");
   rollback_.reset();
+  std::vector<std::string> shared;
   try {
     exchange_->finish(grads);
+    // After the gradients, inside the step: a member that applies the step has every member's
+    // cursor of it, so the survivors of any later loss all hold those of the step they go back to.
+    if (o_.share_cursors) shared = gather_cursors(step);
   } catch (const Error& e) {
     // A lost worker (Unavailable) or one that stalled (Timeout) may leave survivors to go on.
     if (!o_.regroup || !update::lost_peer(e))
@@ -163,7 +170,18 @@ bool AllreduceUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& 
   // Where the data stood after this step, for a rollback to the step after it.
   cursors_[step] = cursor_;
   while (cursors_.size() > 4) cursors_.erase(cursors_.begin());
+  if (o_.share_cursors) {
+    group_cursors_[step] = std::move(shared);
+    while (group_cursors_.size() > 4) group_cursors_.erase(group_cursors_.begin());
+  }
   return true;
+}
+
+std::vector<std::string> AllreduceUpdate::gather_cursors(std::int64_t step) {
+  TRIB_CHECK(cursor_.size() <= kMaxSharedCursorBytes, InvalidArgument,
+             "step {}: worker {}'s data cursor is {} bytes, more than the {} a group shares", step, o_.group->rank(),
+             cursor_.size(), kMaxSharedCursorBytes);
+  return allgather_bytes(*o_.group, cursor_, kMaxSharedCursorBytes);
 }
 
 }  // namespace trib::collectives

@@ -173,7 +173,9 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
       Tensor x = as_model_input(batch->features(), spec.input);
       StepResult r = graph_for(batch->rows()).run(x, batch->labels(), vars, static_cast<std::uint64_t>(ctx.step),
                                                   [u](std::size_t i, const update::GradTensor& g) { u->on_gradient_ready(i, g); });
-      if (std::optional<data::DataPosition> p = source.position_after(*batch)) update->set_data_cursor(p->serialize());
+      std::optional<data::DataPosition> cursor = source.position_after(*batch);
+      hooks.before_apply(ctx, *batch, cursor ? &*cursor : nullptr);
+      if (cursor) update->set_data_cursor(cursor->serialize());
       const auto t2 = std::chrono::steady_clock::now();
       const bool applied = update->apply(ctx.step, r.grads, vars);
       ctx.timing = {std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(),

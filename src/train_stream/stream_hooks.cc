@@ -48,6 +48,18 @@ std::vector<int> planned_members(const train::Distribution& dist, std::int64_t g
   return plan->workers;
 }
 
+// The chief's note for allreduce group `generation` (regroup_key): where it goes on, and its members.
+nlohmann::json await_regroup_note(const train::Distribution& dist, std::int64_t generation) {
+  std::optional<std::string> text;
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1); !(text = dist.lookup(regroup_key(generation)));) {
+    TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout,
+               "worker {}: the chief did not say where allreduce group {} goes on within 60 s", dist.worker_index,
+               generation);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return nlohmann::json::parse(*text);
+}
+
 // The "kafka" section among a restore's checkpoint sections (JSON text; empty: none).
 data::DataPosition kafka_section(const std::string& sections) {
   if (sections.empty()) return {};
@@ -94,6 +106,7 @@ StreamHooks::StreamHooks(KafkaBatchSource& source, const std::filesystem::path& 
 void StreamHooks::on_start(train::LoopContext& ctx) {
   const train::Distribution& dist = ctx.distribution;
   ids_.emplace(run_dir_, dist.worker_index, record_ids_);
+  shares_cursors_ = ctx.job.strategy.name == config::StrategyName::allreduce && ctx.job.data.kafka.share_cursors;
   relay_.emplace(dist.worker_index, dist.workers, dist.publish, dist.lookup);
   const data::DataPosition& restored = source_.restored_offsets();
   if (restored.fields().empty()) return;
@@ -110,11 +123,26 @@ void StreamHooks::on_step(train::LoopContext& ctx, const data::Batch& batch, con
   // prequential scores; the update that used the batch happened now.
   metrics_.record(batch, positive_scores(result.logits), wall_ms());
   if (gauges_) gauges_->step(batch, wall_ms());
-  ids_->step(ctx.step, batch);
+  if (!shares_cursors_) ids_->step(ctx.step, batch);  // else written before the exchange
 }
 
-void StreamHooks::on_skip(train::LoopContext& /*ctx*/, const data::Batch& batch) {
+void StreamHooks::before_apply(train::LoopContext& ctx, const data::Batch& batch, data::DataPosition* cursor) {
+  if (!shares_cursors_ || cursor == nullptr) return;
+  // The group shares this cursor during the step: this worker's counts once the step is
+  // applied go with it, so that a survivor keeps a lost worker's counts with its events.
+  metrics_.set_dead_lettered(source_.kafka().stats().poison);
+  stream::StreamCounts after = metrics_.counts();
+  after.trained += batch.rows();
+  stream::save_counts(*cursor, ctx.distribution.worker_index, after);
+  // The step's line goes in before the exchange, which may complete on the others even if this
+  // worker dies in it: they keep its events then, and the record must hold them. A rewind line
+  // retracts it when the step is not applied here (on_skip, a regroup to an earlier step).
+  ids_->step(ctx.step + 1, batch);
+}
+
+void StreamHooks::on_skip(train::LoopContext& ctx, const data::Batch& batch) {
   metrics_.record_skipped(batch.rows());
+  if (shares_cursors_) ids_->rewind(ctx.step);
 }
 
 void StreamHooks::on_report(train::LoopContext& ctx) {
@@ -171,9 +199,13 @@ bool StreamHooks::checkpoint_and_commit(train::LoopContext& ctx, const data::Dat
 data::DataPosition StreamHooks::rewind_to(train::LoopContext& ctx, const std::string& sections, std::int64_t step) {
   data::DataPosition offsets = kafka_section(sections);
   if (offsets.fields().empty()) offsets = source_.restored_offsets();
-  metrics_.rewind_counts(own_counts(ctx.distribution, offsets, source_.sync().members()));
-  ids_->rewind(step);
+  take_back(ctx, offsets, step);
   return offsets;
+}
+
+void StreamHooks::take_back(train::LoopContext& ctx, const data::DataPosition& position, std::int64_t step) {
+  metrics_.rewind_counts(own_counts(ctx.distribution, position, source_.sync().members()));
+  ids_->rewind(step);
 }
 
 void StreamHooks::on_rewind(train::LoopContext& ctx, const update::Rewind& rewind) {
@@ -186,7 +218,11 @@ void StreamHooks::on_rewind(train::LoopContext& ctx, const update::Rewind& rewin
 }
 
 std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, const update::Rollback& rollback) {
+  if (!rollback.group_cursors.empty()) return regroup_from_cursors(ctx, rollback);
   const train::Distribution& dist = ctx.distribution;
+  if (shares_cursors_)
+    ctx.progress.message(fmt::format("worker {}: allreduce group {} rolls back to the newest checkpoint: {}",
+                                     dist.worker_index, rollback.generation, rollback.no_group_cursors));
   // The chief (rank 0 of every group it is in: plans list workers in order) states the step,
   // the checkpoint's sections and the members; its variables and optimizer state reach the
   // others through the group (UpdateStrategy::start broadcasts rank 0's).
@@ -218,14 +254,11 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
     lost_in_broadcast = e.what();
   }
   if (dist.fault_point) dist.fault_point("allreduce-stream-rollback");
-  std::optional<std::string> text;
-  for (const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1); !(text = dist.lookup(regroup_key(rollback.generation)));) {
-    TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout,
-               "worker {}: the chief did not say which checkpoint allreduce group {} rolls back to within 60 s",
-               dist.worker_index, rollback.generation);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  const nlohmann::json note = nlohmann::json::parse(*text);
+  const nlohmann::json note = await_regroup_note(dist, rollback.generation);
+  TRIB_CHECK(note.contains("sections"), InvalidArgument,
+             "worker {}: allreduce group {} rolls back to its checkpoint, but the chief goes on from the members' "
+             "cursors: {}",
+             dist.worker_index, rollback.generation, note.dump());
   const std::int64_t step = started.value_or(note.at("step").get<std::int64_t>());
   TRIB_CHECK(note.at("step").get<std::int64_t>() == step, InvalidArgument,
              "worker {}: the group rolled back to step {} but the chief announced checkpoint {}", dist.worker_index, step,
@@ -258,6 +291,42 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
                                    std::max<std::int64_t>(0, ctx.step - step), update::variables_crc32c(ctx.vars),
                                    offsets.to_string(),
                                    fmt::join(source_.kafka().assignment(), ", "),
+                                   source_.kafka().options().share ? " (assigned by the job)" : ""));
+  return step;
+}
+
+std::int64_t StreamHooks::regroup_from_cursors(train::LoopContext& ctx, const update::Rollback& rollback) {
+  const train::Distribution& dist = ctx.distribution;
+  const std::int64_t step = rollback.step;
+  if (ctx.chief())
+    dist.publish(regroup_key(rollback.generation),
+                 nlohmann::json{{"step", step}, {"members", planned_members(dist, rollback.generation)}}.dump());
+  const nlohmann::json note = await_regroup_note(dist, rollback.generation);
+  TRIB_CHECK(!note.contains("sections") && note.at("step").get<std::int64_t>() == step, InvalidArgument,
+             "worker {}: allreduce group {} goes on from step {} with its members' cursors, but the chief announced {}",
+             dist.worker_index, rollback.generation, step, note.dump());
+  // The group's whole progress at the step: each member's applied progress and counts, the
+  // lost ones' included; partitions are disjoint but for a claim handed over (merge_claims).
+  data::DataPosition merged;
+  for (const std::string& cursor : rollback.group_cursors) stream::merge_claims(merged, data::DataPosition::parse(cursor));
+  source_.sync().set_members(note.at("members").get<std::vector<int>>());
+  take_back(ctx, merged, step);
+  const data::DataPosition progress = stream::progress_fields(merged);
+  if (ctx.chief()) regrouped_from_ = progress;
+  if (dist.fault_point) dist.fault_point("allreduce-stream-rollback");
+  // As after a checkpoint: every member seeks before any reads again.
+  bool all_rewound = true;
+  source_.rewind(progress, rollback.generation, [&] { all_rewound = source_.sync().rendezvous(kRewound); });
+  if (!all_rewound)
+    ctx.progress.message(fmt::format("worker {}: a member of allreduce group {} was lost during its rollback; the "
+                                     "group re-forms again at its next exchange",
+                                     dist.worker_index, rollback.generation));
+  ctx.progress.message(fmt::format("worker {}: allreduce group {} (workers {}) goes on from step {} with the Kafka "
+                                   "progress of that step of all {} workers that took it, lost ones included, "
+                                   "variables crc32c {:08x}; Kafka positions rewound in place: {}; reads partitions {}{}",
+                                   dist.worker_index, rollback.generation, fmt::join(source_.sync().members(), ", "),
+                                   step, rollback.group_cursors.size(), update::variables_crc32c(ctx.vars),
+                                   progress.to_string(), fmt::join(source_.kafka().assignment(), ", "),
                                    source_.kafka().options().share ? " (assigned by the job)" : ""));
   return step;
 }

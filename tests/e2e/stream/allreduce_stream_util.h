@@ -67,11 +67,13 @@ struct TwoLosses {
 // step 2 * every + 25, then to worker `second` once the fault says it holds it (in the
 // survivors' rollback). Survivors held in the rollback do not poll their consumers, for longer
 // than the job's 3 s consumer-group session: the job, not the group, assigns the partitions
-// (data.kafka.assignment: auto), so nothing evicts them.
+// (data.kafka.assignment: auto), so nothing evicts them. `extra`: more `--set` values.
 inline TwoLosses run_losing_two(const std::string& bootstrap, const fs::path& out, const std::string& group, int steps,
-                                int every, int second, const std::string& fault) {
+                                int every, int second, const std::string& fault,
+                                const std::vector<std::string>& extra = {}) {
   std::vector<std::string> args = job_args(bootstrap, out, group, steps, every, 4);
   args.insert(args.end(), {"--set", "cluster.max_restarts=0"});  // the lost workers are not relaunched
+  for (const std::string& e : extra) args.insert(args.end(), {"--set", e});
   const std::string held = "TRIB_TEST_FAULT: worker " + std::to_string(second) + " is held";
   pid_t second_pid = 0, worker3 = 0;
   std::atomic<bool> lost3{false};
