@@ -119,14 +119,14 @@ void AllreduceUpdate::share_rollback_cursors(std::int64_t to, int root, bool joi
   broadcast_strings(g, table, root);
   if (table.empty()) {
     rb.no_group_cursors = fmt::format(
-        "no member's data cursor after step {} is known (the group has not finished a step since it started or "
-        "went back to a checkpoint)",
-        to - 1);
+        "the members' data cursors before step {} are not known (the group has not finished a step since it "
+        "started or went back to a checkpoint)",
+        to);
     return;
   }
   for (std::size_t r = 0; r < table.size(); ++r)
     if (table[r].empty()) {
-      rb.no_group_cursors = fmt::format("rank {} of the group of step {} shared no data cursor", r, to - 1);
+      rb.no_group_cursors = fmt::format("rank {} shared no data cursor before step {}", r, to);
       return;
     }
   rb.group_cursors = std::move(table);
