@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <sstream>
 
@@ -71,29 +72,38 @@ void broadcast_strings(Group& group, std::vector<std::string>& strings, int root
   TRIB_CHECK(at == joined.size(), Corruption, "broadcast strings: {} bytes sent, {} announced", joined.size(), at);
 }
 
-std::vector<std::string> allgather_bytes(Group& group, const std::string& bytes, std::size_t max_bytes) {
+std::vector<std::string> allgather_bytes(Group& group, const std::string& bytes, std::size_t max_bytes,
+                                         std::size_t& slot) {
   TRIB_CHECK(bytes.size() <= max_bytes, InvalidArgument, "rank {}: {} bytes to allgather, more than the {} allowed",
              group.rank(), bytes.size(), max_bytes);
-  const Tensor lengths =
-      allgather(group, Tensor::from_vector<std::int64_t>(Shape{1}, {static_cast<std::int64_t>(bytes.size())}));
-  std::int64_t longest = 0;
-  for (int r = 0; r < group.size(); ++r) {
-    const std::int64_t n = lengths.data<std::int64_t>()[r];
-    TRIB_CHECK(n >= 0 && static_cast<std::size_t>(n) <= max_bytes, InvalidArgument,
-               "rank {} announced {} bytes to allgather, more than the {} allowed", r, n, max_bytes);
-    longest = std::max(longest, n);
+  for (;;) {
+    // [length as int64][bytes, up to `slot`, zero-padded], in 4-byte words: one ring pass.
+    slot = (slot + 3) / 4 * 4;
+    Tensor mine = Tensor::zeros(DType::i32, Shape{static_cast<std::int64_t>(2 + slot / 4)});
+    const auto length = static_cast<std::int64_t>(bytes.size());
+    std::memcpy(mine.raw_data(), &length, sizeof length);
+    std::memcpy(static_cast<char*>(mine.raw_data()) + sizeof length, bytes.data(), std::min(bytes.size(), slot));
+    const Tensor all = allgather(group, mine);
+    const auto* base = static_cast<const char*>(all.raw_data());
+    std::vector<std::int64_t> lengths(static_cast<std::size_t>(group.size()));
+    std::int64_t longest = 0;
+    for (int r = 0; r < group.size(); ++r) {
+      std::int64_t& n = lengths[static_cast<std::size_t>(r)];
+      std::memcpy(&n, base + static_cast<std::size_t>(r) * mine.nbytes(), sizeof n);
+      TRIB_CHECK(n >= 0 && static_cast<std::size_t>(n) <= max_bytes, InvalidArgument,
+                 "rank {} announced {} bytes to allgather, more than the {} allowed", r, n, max_bytes);
+      longest = std::max(longest, n);
+    }
+    if (static_cast<std::size_t>(longest) <= slot) {
+      std::vector<std::string> out;
+      for (int r = 0; r < group.size(); ++r)
+        out.emplace_back(base + static_cast<std::size_t>(r) * mine.nbytes() + sizeof(std::int64_t),
+                         static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]));
+      return out;
+    }
+    // Someone's bytes did not fit: every rank saw the same lengths, and grows the slot alike.
+    slot = std::bit_ceil(static_cast<std::size_t>(longest));
   }
-  // Padded to the longest, in 4-byte words: one ring pass of equal blocks.
-  const std::int64_t words = (longest + 3) / 4;
-  Tensor mine = Tensor::zeros(DType::i32, Shape{std::max<std::int64_t>(words, 1)});
-  std::memcpy(mine.raw_data(), bytes.data(), bytes.size());
-  const Tensor all = allgather(group, mine);
-  std::vector<std::string> out;
-  const auto* base = static_cast<const char*>(all.raw_data());
-  for (int r = 0; r < group.size(); ++r)
-    out.emplace_back(base + static_cast<std::size_t>(r) * mine.nbytes(),
-                     static_cast<std::size_t>(lengths.data<std::int64_t>()[r]));
-  return out;
 }
 
 void broadcast_named_tensors(Group& group, std::map<std::string, Tensor>& tensors, int root) {

@@ -181,7 +181,7 @@ std::vector<std::string> AllreduceUpdate::gather_cursors(std::int64_t step) {
   TRIB_CHECK(cursor_.size() <= kMaxSharedCursorBytes, InvalidArgument,
              "step {}: worker {}'s data cursor is {} bytes, more than the {} a group shares", step, o_.group->rank(),
              cursor_.size(), kMaxSharedCursorBytes);
-  return allgather_bytes(*o_.group, cursor_, kMaxSharedCursorBytes);
+  return allgather_bytes(*o_.group, cursor_, kMaxSharedCursorBytes, cursor_slot_);
 }
 
 }  // namespace trib::collectives

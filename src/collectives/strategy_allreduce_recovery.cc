@@ -135,6 +135,7 @@ void AllreduceUpdate::share_rollback_cursors(std::int64_t to, int root, bool joi
 void AllreduceUpdate::adopt_group() {
   exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression);
   workers_ = o_.group->size();
+  cursor_slot_ = kInitialCursorSlot;  // a joiner's is the initial one: every member starts there
 }
 
 update::LocalUpdateOptions AllreduceUpdate::scaled_local_options(double workers) {

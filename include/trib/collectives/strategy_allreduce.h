@@ -156,6 +156,10 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   // options.share_cursors: every member's cursor after each recent applied step, in rank order
   // of the group that applied it. Cleared by start(): a group back at a checkpoint left them.
   std::map<std::int64_t, std::vector<std::string>> group_cursors_;
+  // The bytes per member the cursor allgather carries (allgather_bytes), the same on every
+  // member: reset with each group, grown when a cursor does not fit.
+  static constexpr std::size_t kInitialCursorSlot = 1024;
+  std::size_t cursor_slot_ = kInitialCursorSlot;
   std::optional<update::Rollback> rollback_;
   VariableStore* vars_ = nullptr;  // the loop's, for hand_over_final_state()
   std::int64_t next_step_ = 0;     // the step after the last one applied
