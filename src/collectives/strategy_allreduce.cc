@@ -40,7 +40,8 @@ AllreduceUpdate::AllreduceUpdate(AllreduceUpdateOptions options)
   TRIB_CHECK(o_.scaled_for > 0, InvalidArgument, "allreduce strategy: a joiner must say how many workers its schedule is scaled for");
   if (o_.group) {
     workers_ = o_.group->size();
-    exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression);
+    exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression, o_.share_cursors,
+                                                   kMaxSharedCursorBytes);
   }
 }
 
@@ -151,12 +152,11 @@ bool AllreduceUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& 
              o_.parameters.size());
   TRIB_CHECK(exchange_ != nullptr, InvalidArgument, "allreduce strategy: apply() after finish()");
   rollback_.reset();
-  std::vector<std::string> shared;
   try {
+    // The cursors' allgather is part of the step: a member that applies the step has every
+    // member's cursor of it, so the survivors of a later loss all hold those of the step they
+    // go back to.
     exchange_->finish(grads);
-    // After the gradients, inside the step: a member that applies the step has every member's
-    // cursor of it, so the survivors of any later loss all hold those of the step they go back to.
-    if (o_.share_cursors) shared = gather_cursors(step);
   } catch (const Error& e) {
     // A lost worker (Unavailable) or one that stalled (Timeout) may leave survivors to go on.
     if (!o_.regroup || !update::lost_peer(e))
@@ -171,17 +171,19 @@ bool AllreduceUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& 
   cursors_[step] = cursor_;
   while (cursors_.size() > 4) cursors_.erase(cursors_.begin());
   if (o_.share_cursors) {
-    group_cursors_[step] = std::move(shared);
+    group_cursors_[step] = exchange_->shared();
     while (group_cursors_.size() > 4) group_cursors_.erase(group_cursors_.begin());
   }
   return true;
 }
 
-std::vector<std::string> AllreduceUpdate::gather_cursors(std::int64_t step) {
+void AllreduceUpdate::set_data_cursor(std::string cursor) {
+  cursor_ = std::move(cursor);
+  if (!o_.share_cursors || !exchange_) return;
   TRIB_CHECK(cursor_.size() <= kMaxSharedCursorBytes, InvalidArgument,
-             "step {}: worker {}'s data cursor is {} bytes, more than the {} a group shares", step, o_.group->rank(),
+             "worker {}'s data cursor is {} bytes, more than the {} an allreduce group shares", o_.group->rank(),
              cursor_.size(), kMaxSharedCursorBytes);
-  return allgather_bytes(*o_.group, cursor_, kMaxSharedCursorBytes, cursor_slot_);
+  exchange_->share(cursor_);
 }
 
 }  // namespace trib::collectives

@@ -8,6 +8,11 @@
 // rank to have finished s), so survivors differ by at most one step. The ones behind hold
 // exactly the state the others had before s: the group takes its variables and optimizer
 // state from the lowest such rank, so nothing needs to be kept per step to undo one.
+//
+// With options.share_cursors, every member's data cursor of each step travels inside the step's
+// exchange (before its gradients, after the batch is read): a survivor that applied step s - 1 holds every
+// member's cursor of it, the lost ones' included, and the lowest rank gives its copy to all
+// (Rollback::group_cursors), so that a stream job can seek the lost member's partitions there.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -133,9 +138,9 @@ void AllreduceUpdate::share_rollback_cursors(std::int64_t to, int root, bool joi
 }
 
 void AllreduceUpdate::adopt_group() {
-  exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression);
+  exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression, o_.share_cursors,
+                                                 kMaxSharedCursorBytes);
   workers_ = o_.group->size();
-  cursor_slot_ = kInitialCursorSlot;  // a joiner's is the initial one: every member starts there
 }
 
 update::LocalUpdateOptions AllreduceUpdate::scaled_local_options(double workers) {

@@ -25,8 +25,8 @@ class ObservedHooks final : public TrainingHooks {
 
   void on_start(LoopContext& ctx) override;
   void on_step(LoopContext& ctx, const data::Batch& batch, const StepResult& result) override;
-  void before_apply(LoopContext& ctx, const data::Batch& batch, data::DataPosition* cursor) override {
-    inner_.before_apply(ctx, batch, cursor);
+  void before_step(LoopContext& ctx, const data::Batch& batch, data::DataPosition* cursor) override {
+    inner_.before_step(ctx, batch, cursor);
   }
   void on_skip(LoopContext& ctx, const data::Batch& batch) override;
   void on_report(LoopContext& ctx) override;

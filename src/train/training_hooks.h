@@ -73,7 +73,7 @@ class TrainingHooks {
   // `cursor` is the data cursor the step's update carries (BatchSource::position_after; null
   // when the source has none), to which a hook may add fields of its own (a stream's counts,
   // which an allreduce group then shares with its data positions).
-  virtual void before_apply(LoopContext& /*ctx*/, const data::Batch& /*batch*/, data::DataPosition* /*cursor*/) {}
+  virtual void before_step(LoopContext& /*ctx*/, const data::Batch& /*batch*/, data::DataPosition* /*cursor*/) {}
   // After a step the strategy skipped (a non-finite gradient; ctx.step does not count it), on
   // the worker that skipped it, after source.skipped: the batch it consumed without training.
   virtual void on_skip(LoopContext& /*ctx*/, const data::Batch& /*batch*/) {}

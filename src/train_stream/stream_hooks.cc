@@ -126,7 +126,7 @@ void StreamHooks::on_step(train::LoopContext& ctx, const data::Batch& batch, con
   if (!shares_cursors_) ids_->step(ctx.step, batch);  // else written before the exchange
 }
 
-void StreamHooks::before_apply(train::LoopContext& ctx, const data::Batch& batch, data::DataPosition* cursor) {
+void StreamHooks::before_step(train::LoopContext& ctx, const data::Batch& batch, data::DataPosition* cursor) {
   if (!shares_cursors_ || cursor == nullptr) return;
   // The group shares this cursor during the step: this worker's counts once the step is
   // applied go with it, so that a survivor keeps a lost worker's counts with its events.

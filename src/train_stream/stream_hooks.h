@@ -45,7 +45,7 @@ class StreamHooks final : public train::TrainingHooks {
   void on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) override;
   // Allreduce with data.kafka.share_cursors: adds this worker's counts after the step to the
   // cursor its group shares, and writes the step's id line (see IdRecorder).
-  void before_apply(train::LoopContext& ctx, const data::Batch& batch, data::DataPosition* cursor) override;
+  void before_step(train::LoopContext& ctx, const data::Batch& batch, data::DataPosition* cursor) override;
   void on_skip(train::LoopContext& ctx, const data::Batch& batch) override;
   void on_report(train::LoopContext& ctx) override;
   void on_last_step(train::LoopContext& ctx) override;

@@ -72,8 +72,9 @@ struct AllreduceUpdateOptions {
   int scaled_for = 0;
   // How many failed exchanges in a row a worker tries to recover from before it gives up.
   int max_regroups = 8;
-  // Every step, after the gradients, the members allgather their data cursors
-  // (set_data_cursor), and keep every member's for the last few steps: a re-formed group then
+  // Every step, inside its exchange (first, overlapping the step's compute), the members
+  // allgather their data cursors (set_data_cursor), and keep every member's for the last few
+  // steps: a re-formed group then
   // knows where a lost member's data stood at the step it rolls back to
   // (Rollback::group_cursors). For stream jobs, whose survivors take over the lost member's
   // partitions; a file job's shards need only each worker's own cursor, and skip the exchange.
@@ -113,7 +114,9 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   // decision on every worker, since every worker holds the same averages), clip, update.
   bool apply(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars) override;
   float learning_rate(std::int64_t step) const override { return local_->learning_rate(step); }
-  void set_data_cursor(std::string cursor) override { cursor_ = std::move(cursor); }
+  // With options.share_cursors, the group's allgather of the cursors starts here, overlapping
+  // the step's compute when the loop gives the cursor before it.
+  void set_data_cursor(std::string cursor) override;
   std::map<std::string, Tensor> state() const override { return local_->state(); }
   void restore_state(const std::map<std::string, Tensor>& tensors) override { local_->restore_state(tensors); }
 
@@ -132,8 +135,6 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   void recover(std::int64_t step, VariableStore& vars, const std::string& why);
   void agree_and_roll_back(std::int64_t step, VariableStore& vars, const std::string& why, int old_size);
   void adopt_group();  // the exchange and learning rate for the group now in o_.group
-  // options.share_cursors: every member's cursor of `step` (throws as a failed exchange does).
-  std::vector<std::string> gather_cursors(std::int64_t step);
   // The group's cursors of step `to` - 1 from rank `root` (agree_and_roll_back), into `rb`.
   void share_rollback_cursors(std::int64_t to, int root, bool joining, update::Rollback& rb);
   void hand_over_final_state(std::shared_ptr<Group> next);  // finish() with options.await_rejoin
@@ -156,10 +157,6 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   // options.share_cursors: every member's cursor after each recent applied step, in rank order
   // of the group that applied it. Cleared by start(): a group back at a checkpoint left them.
   std::map<std::int64_t, std::vector<std::string>> group_cursors_;
-  // The bytes per member the cursor allgather carries (allgather_bytes), the same on every
-  // member: reset with each group, grown when a cursor does not fit.
-  static constexpr std::size_t kInitialCursorSlot = 1024;
-  std::size_t cursor_slot_ = kInitialCursorSlot;
   std::optional<update::Rollback> rollback_;
   VariableStore* vars_ = nullptr;  // the loop's, for hand_over_final_state()
   std::int64_t next_step_ = 0;     // the step after the last one applied
