@@ -145,56 +145,48 @@ GradientExchange::Stats GradientExchange::stats() const {
   return stats_;
 }
 
+bool GradientExchange::run_when(const std::function<bool()>& ready, const std::function<void()>& op,
+                                const std::function<void()>& done) {
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return stopping_ || ready(); });
+    if (stopping_) return false;
+    busy_ = true;
+  }
+  try {
+    op();
+  } catch (...) {
+    {
+      std::lock_guard lock(mu_);
+      error_ = std::current_exception();
+      busy_ = false;
+    }
+    cv_.notify_all();
+    return false;
+  }
+  {
+    std::lock_guard lock(mu_);
+    done();
+    busy_ = false;
+  }
+  cv_.notify_all();
+  return true;
+}
+
 void GradientExchange::comm_main() {
   for (std::uint64_t step = 1;; ++step) {
-    if (share_bytes_) {
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || shared_ready_ == step; });
-        if (stopping_) return;
-        busy_ = true;
-      }
-      try {
-        std::vector<std::string> out = allgather_bytes(*group_, shared_in_, max_shared_bytes_, shared_slot_);
-        std::lock_guard lock(mu_);
-        shared_out_ = std::move(out);
-        shared_done_ = step;
-        busy_ = false;
-      } catch (...) {
-        {
-          std::lock_guard lock(mu_);
-          error_ = std::current_exception();
-          busy_ = false;
-        }
-        cv_.notify_all();
-        return;
-      }
-      cv_.notify_all();
-    }
+    std::vector<std::string> shared;
+    if (share_bytes_ &&
+        !run_when([&] { return shared_ready_ == step; },
+                  [&] { shared = allgather_bytes(*group_, shared_in_, max_shared_bytes_, shared_slot_); },
+                  [&] {
+                    shared_out_ = std::move(shared);
+                    shared_done_ = step;
+                  }))
+      return;
     for (int item = 0; item < items(); ++item) {
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || ready_[static_cast<std::size_t>(item)] == step; });
-        if (stopping_) return;
-        busy_ = true;
-      }
-      try {
-        run_item(item);
-      } catch (...) {
-        {
-          std::lock_guard lock(mu_);
-          error_ = std::current_exception();
-          busy_ = false;
-        }
-        cv_.notify_all();
-        return;
-      }
-      {
-        std::lock_guard lock(mu_);
-        done_[static_cast<std::size_t>(item)] = step;
-        busy_ = false;
-      }
-      cv_.notify_all();
+      const auto i = static_cast<std::size_t>(item);
+      if (!run_when([&] { return ready_[i] == step; }, [&] { run_item(item); }, [&] { done_[i] = step; })) return;
     }
   }
 }

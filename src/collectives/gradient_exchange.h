@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -60,6 +61,10 @@ class GradientExchange {
   void comm_main();
   void run_item(int item);
   void share_locked(std::string bytes);  // share(), with mu_ held
+  // On the thread: waits until `ready` (called with mu_ held), runs `op` (busy), then `done`
+  // (with mu_ held). False when stopping, or when `op` failed (its error kept for finish()).
+  bool run_when(const std::function<bool()>& ready, const std::function<void()>& op,
+                const std::function<void()>& done);
 
   std::shared_ptr<Group> group_;
   std::size_t bucket_bytes_;

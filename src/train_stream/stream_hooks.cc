@@ -270,19 +270,9 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
   source_.sync().set_members(note.at("members").get<std::vector<int>>());
   const data::DataPosition offsets = rewind_to(ctx, note.at("sections").dump(), step);
   if (ctx.chief()) regrouped_from_ = stream::progress_fields(offsets);
-  // Every member seeks before any reads again: partitions that a rebalance moves between
-  // them from here on then continue from hand-over commits tagged with this generation, never
-  // from positions taken before the rewind (kafka_source_offsets.cc).
-  bool all_rewound = true;
-  source_.rewind(offsets, rollback.generation, [&] { all_rewound = source_.sync().rendezvous(kRewound); });
+  // (A member lost in the broadcast was named above.)
+  rewind_group(ctx, offsets, rollback.generation, started.has_value());
   ctx.saved_step = step;
-  // Another member lost during the rollback: this group's next exchange fails, and the
-  // survivors re-form again and roll back again (this hook, a newer generation). (One lost in
-  // the broadcast was named above.)
-  if (!all_rewound && started)
-    ctx.progress.message(fmt::format("worker {}: a member of allreduce group {} was lost during its rollback; the "
-                                     "group re-forms again at its next exchange",
-                                     dist.worker_index, rollback.generation));
   ctx.progress.message(fmt::format("worker {}: allreduce group {} (workers {}) rolled back to checkpoint {} from step {} "
                                    "({} steps to redo), variables crc32c {:08x}; Kafka positions rewound in place: {}; "
                                    "reads partitions {}{}",
@@ -293,6 +283,21 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
                                    fmt::join(source_.kafka().assignment(), ", "),
                                    source_.kafka().options().share ? " (assigned by the job)" : ""));
   return step;
+}
+
+void StreamHooks::rewind_group(train::LoopContext& ctx, const data::DataPosition& position, std::int64_t generation,
+                               bool say_lost) {
+  // Every member seeks before any reads again: partitions that a rebalance moves between
+  // them from here on then continue from hand-over commits tagged with this generation, never
+  // from positions taken before the rewind (kafka_source_offsets.cc).
+  bool all_rewound = true;
+  source_.rewind(position, generation, [&] { all_rewound = source_.sync().rendezvous(kRewound); });
+  // Another member lost during the rollback: this group's next exchange fails, and the
+  // survivors re-form again and roll back again (on_regroup, a newer generation).
+  if (!all_rewound && say_lost)
+    ctx.progress.message(fmt::format("worker {}: a member of allreduce group {} was lost during its rollback; the "
+                                     "group re-forms again at its next exchange",
+                                     ctx.distribution.worker_index, generation));
 }
 
 std::int64_t StreamHooks::regroup_from_cursors(train::LoopContext& ctx, const update::Rollback& rollback) {
@@ -314,13 +319,7 @@ std::int64_t StreamHooks::regroup_from_cursors(train::LoopContext& ctx, const up
   const data::DataPosition progress = stream::progress_fields(merged);
   if (ctx.chief()) regrouped_from_ = progress;
   if (dist.fault_point) dist.fault_point("allreduce-stream-rollback");
-  // As after a checkpoint: every member seeks before any reads again.
-  bool all_rewound = true;
-  source_.rewind(progress, rollback.generation, [&] { all_rewound = source_.sync().rendezvous(kRewound); });
-  if (!all_rewound)
-    ctx.progress.message(fmt::format("worker {}: a member of allreduce group {} was lost during its rollback; the "
-                                     "group re-forms again at its next exchange",
-                                     dist.worker_index, rollback.generation));
+  rewind_group(ctx, progress, rollback.generation, true);
   ctx.progress.message(fmt::format("worker {}: allreduce group {} (workers {}) goes on from step {} with the Kafka "
                                    "progress of that step of all {} workers that took it, lost ones included, "
                                    "variables crc32c {:08x}; Kafka positions rewound in place: {}; reads partitions {}{}",

@@ -79,6 +79,10 @@ class StreamHooks final : public train::TrainingHooks {
   data::DataPosition rewind_to(train::LoopContext& ctx, const std::string& sections, std::int64_t step);
   // on_regroup with the members' cursors: returns rollback.step.
   std::int64_t regroup_from_cursors(train::LoopContext& ctx, const update::Rollback& rollback);
+  // Every member of allreduce group `generation` rewinds to `position` and waits for the others
+  // before reading; with `say_lost`, a line when one was lost meanwhile.
+  void rewind_group(train::LoopContext& ctx, const data::DataPosition& position, std::int64_t generation,
+                    bool say_lost);
   // Counts and the id record back to `position` (its counts fields) at `step`.
   void take_back(train::LoopContext& ctx, const data::DataPosition& position, std::int64_t step);
   // Chief, at the end: the other workers' last rows and the summary line of `merged`'s counts.
