@@ -383,7 +383,10 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
     }
     links.ps_recovery = ps_recovery(*member, args, job, log);
     links.ps_recovery.chief_relaunched = o.relaunched_chief;
-    links.ps_recovery.chief_rejoins = !job.data.stream();  // a stream's offsets: only a checkpoint has them
+    // A stream's offsets: the servers' cursors hold the chief's share where the job assigns
+    // it; otherwise only a checkpoint has them.
+    links.ps_recovery.chief_rejoins = !job.data.stream() || train_stream::ps_chief_rejoins(job);
+    links.ps_recovery.chief_takes_back = !job.data.stream();
     for (int p = 0; p < m.ps; ++p) {
       ps_address(*member, p, std::chrono::seconds(job.cluster.join_timeout_s));
       // Dialled as a lost server is: the address is read again at each try (a server

@@ -27,15 +27,18 @@ constexpr const char* kStreamSlowInRewind = "allreduce-stream-slow-in-rewind";
 constexpr const char* kStreamSlowAfterLastStep = "allreduce-stream-slow-after-last-step";
 constexpr const char* kStreamHeldBeforeBroadcast = "allreduce-stream-held-before-broadcast";
 constexpr const char* kStreamJoinAfterCheckpoint = "allreduce-stream-join-after-checkpoint";
+constexpr const char* kStreamWorkerLostAtStep = "stream-worker-lost-at-step";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
   // kAllreduceChiefLostAtFinalCheckpoint (with how many of worker 0's processes in `index`) or
   // kAllreduceChiefSlowAtFinalCheckpoint, kStreamSlowInRewind or kStreamSlowAfterLastStep (with
   // seconds in `index`), kStreamHeldBeforeBroadcast (with a worker index) or
-  // kStreamJoinAfterCheckpoint (a step in `index`); empty: none
+  // kStreamJoinAfterCheckpoint (a step in `index`), kStreamWorkerLostAtStep (a worker in
+  // `index`, a step in `step`); empty: none
   std::string kind;
   int index = -1;
+  std::int64_t step = -1;
 };
 
 // The variable's fault, or none; bad text fails naming the variable.
@@ -53,6 +56,18 @@ Fault parse_fault() {
   const std::string text = value;
   if (text == kAllreduceChiefLostAtFinalCheckpoint) return {text, 1};
   Fault f;
+  // WORKER:STEP
+  if (const std::string prefix = std::string(kStreamWorkerLostAtStep) + ":"; text.starts_with(prefix)) {
+    const std::string rest = text.substr(prefix.size());
+    const std::size_t colon = rest.find(':');
+    try {
+      if (colon != std::string::npos) f = {kStreamWorkerLostAtStep, std::stoi(rest.substr(0, colon)), std::stoll(rest.substr(colon + 1))};
+    } catch (const std::exception&) {
+    }
+    TRIB_CHECK(f.index >= 0 && f.step > 0, InvalidArgument, "{}={}: expected {}:WORKER:STEP", kFaultVariable, text,
+               kStreamWorkerLostAtStep);
+    return f;
+  }
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
                            kAllreduceChiefLostAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterLastStep,
                            kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint}) {
@@ -155,6 +170,18 @@ std::function<void()> allreduce_fault_hook(int index, int chief_relaunches) {
 std::function<void(const std::string&)> stream_fault_point(int index) {
 #if TRIB_FAULT_HOOKS
   const Fault f = parse_fault();
+  if (f.kind == kStreamWorkerLostAtStep) {
+    if (f.index != index) return {};
+    // Its step's update applied by the servers and its id line written: a clean point, so
+    // that the test's id record and the servers' cursor for the worker agree.
+    return [index, at = fmt::format("{}:{}", kStreamStepApplied, f.step), step = f.step](const std::string& point) {
+      if (point != at) return;
+      std::fprintf(stderr, "%s: worker %d is lost after its step %lld (kill -9)\n", kFaultVariable, index,
+                   static_cast<long long>(step));
+      std::fflush(nullptr);
+      ::kill(::getpid(), SIGKILL);
+    };
+  }
   if (f.kind == kStreamHeldBeforeBroadcast) {
     if (f.index != index) return {};
     // Only this worker: the other members go on into the broadcast and wait there for it.

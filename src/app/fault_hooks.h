@@ -34,6 +34,11 @@
 // holds checkpoint S or a later one (a test's joiner then finds checkpoints the survivors wrote
 // without it).
 //
+// TRIB_TEST_FAULT=stream-worker-lost-at-step:W:S makes worker W of a stream job kill itself
+// (SIGKILL) once its step S is applied and recorded (data.kafka.record_ids), at the fault point
+// kStreamStepApplied ("stream-step-applied:S"). A relaunched process never applies step S
+// again (it resumes past it), so only the first one does.
+//
 // Compiled in only where the tests are built (TRIB_FAULT_HOOKS, from BUILD_TESTING): the
 // builds that `make train`, `make bench` and a release use ignore the variable.
 #pragma once
@@ -48,6 +53,8 @@ namespace trib::app {
 
 // The environment variable a test sets.
 inline constexpr const char* kFaultVariable = "TRIB_TEST_FAULT";
+// The fault point a stream worker names after each applied step: "<this>:<step>".
+inline constexpr const char* kStreamStepApplied = "stream-step-applied";
 
 // Fails naming the variable if its text is not one of the faults above (a process checks it
 // before it joins the job: a member lost first would end the job before the line is printed).

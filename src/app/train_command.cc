@@ -27,6 +27,7 @@
 #include "trib/pipeline/planner.h"
 #include "trib/train/run_directory.h"
 #include "trib/train/trainer.h"
+#include "trib/train_stream/stream_trainer.h"
 
 namespace trib::app {
 
@@ -168,7 +169,11 @@ int run_train(const TrainArgs& args, const Log& log) {
   // back to its newest checkpoint, Kafka positions included (StreamHooks::on_regroup). With
   // cluster.stream_rejoin off a stream job goes on with N-1.
   lc.relaunch_workers = lc.workers_may_be_lost && (!allreduce_stream(o.job) || o.job.cluster.stream_rejoin);
-  lc.relaunched_counts_as_lost = allreduce_stream(o.job);
+  // A parameter-server stream job whose partitions the job assigns relaunches its chief in
+  // place too (below); should the relaunched process fail (it cannot rejoin), the job
+  // restarts whole.
+  const bool ps_stream_chief_rejoins = train_stream::ps_chief_rejoins(o.job);
+  lc.relaunched_counts_as_lost = allreduce_stream(o.job) || ps_stream_chief_rejoins;
   // A lost parameter server is relaunched, and the chief restores the job from a checkpoint;
   // a stream job's workers rewind their Kafka positions with it, in place.
   // With strategy.ps_replicas a lost server's backup takes over and nothing rolls back.
@@ -181,10 +186,13 @@ int run_train(const TrainArgs& args, const Log& log) {
   // the job restarts whole instead (below).
   lc.relaunch_chief = ((lc.relaunch_servers || o.job.strategy.name == config::StrategyName::allreduce) &&
                        !o.job.data.stream()) ||
-                      relaunch_stages;
+                      relaunch_stages || ps_stream_chief_rejoins;
   if (lc.relaunch_chief && o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream())
     lc.chief_note = "it rejoins the running job in place with the servers' state (if a server was lost with it and "
                     "no backup holds its shard, every server reloads the newest checkpoint)";
+  if (ps_stream_chief_rejoins)
+    lc.chief_note = "it rejoins the running job in place with the servers' state, its Kafka partitions at its last "
+                    "applied push (if a server was lost with it, the job restarts whole from its newest checkpoint)";
   const bool restarts_whole_job =
       pipeline || (o.job.data.stream() && o.job.strategy.name != config::StrategyName::local);
   if (pipeline)
@@ -193,10 +201,12 @@ int run_train(const TrainArgs& args, const Log& log) {
     lc.loss_note = fmt::format(
         "a stream job restarts all its processes from the newest checkpoint when it loses {}; every event is trained "
         "exactly once",
-        allreduce_stream(o.job) ? "its chief, or a worker after the last step (a worker lost mid-run is recovered in "
-                                  "place)"
-                                : "a process it does not recover in place (its chief, or a server past "
-                                  "cluster.max_restarts)");
+        allreduce_stream(o.job)  ? "its chief, or a worker after the last step (a worker lost mid-run is recovered in "
+                                   "place)"
+        : ps_stream_chief_rejoins ? "a process it does not recover in place (a server past cluster.max_restarts, or "
+                                    "a relaunched process that could not rejoin)"
+                                  : "a process it does not recover in place (its chief, or a server past "
+                                    "cluster.max_restarts)");
   lc.max_restarts = o.job.cluster.max_restarts;
   lc.terminate = &terminate;
   lc.preemption_grace = std::chrono::seconds(o.job.cluster.preemption_grace_s);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/coordinator_journal.h"
+#include "cluster/roster_publisher.h"
 #include "cluster/store_protocol.h"
 #include "trib/cluster/membership_keys.h"
 #include "trib/cluster/memory_registry.h"
@@ -25,6 +26,8 @@ Coordinator::Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorO
   // Only small JSON requests come here: a bigger frame is refused before it is read.
   h.request_limit = [](std::uint32_t) { return proto::kMaxRequestBytes; };
   listener_ = transport_->listen(options_.listen, std::move(h));
+  publisher_ = std::make_unique<RosterPublisher>([this] { return listener_->connections(); },
+                                                 proto::kMembershipChanged);
   store_.set("cluster/ps", std::to_string(options_.ps));
   store_.set("cluster/workers", std::to_string(options_.workers));
   std::lock_guard lock(mu_);
@@ -34,6 +37,7 @@ Coordinator::Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorO
 
 Coordinator::~Coordinator() {
   shutting_down_ = true;
+  publisher_->stop();  // it reads the listener's connections
   listener_.reset();
   std::lock_guard lock(mu_);
   members_.clear();  // registrations leave before the registry goes
@@ -264,15 +268,8 @@ void Coordinator::publish_locked() {
   store_.set(membership_key::kRoster, text);
   store_.set(membership_key::kGeneration, std::to_string(view.generation));
   journal_locked();
-  if (!listener_) return;  // still constructing
-  // Pushed under mu_, so members see generations in order.
-  for (const auto& c : listener_->connections()) {
-    try {
-      c->notify(net::Message{proto::kMembershipChanged, text, Tensor()});
-    } catch (const std::exception&) {
-      // Gone: its own close will be a change of its own.
-    }
-  }
+  // Queued under mu_, so members see generations in order; pushed by the publisher's thread.
+  publisher_->publish(text);
 }
 
 void Coordinator::fail(const std::string& why) {
@@ -305,6 +302,7 @@ Outcome Coordinator::wait(Millis timeout) {
 
 void Coordinator::shutdown_members() {
   shutting_down_ = true;
+  publisher_->flush();  // the last roster first: members leave knowing the final membership
   for (const auto& c : listener_->connections()) {
     try {
       c->notify(net::Message{proto::kShutdown, "", Tensor()});

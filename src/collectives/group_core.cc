@@ -166,6 +166,10 @@ int GroupCore::rank_of_address(const std::string& address) const {
 }
 
 net::Message GroupCore::handle_hello(const Request& hello, const net::PeerIdentity& from) {
+  // The listener's connections looked at below, released after mu_ (declared before the
+  // lock): one that ended meanwhile may be released here for the last time, and its
+  // destructor joins a thread whose close handler waits for mu_.
+  std::vector<std::vector<std::shared_ptr<net::Connection>>> listed;
   std::unique_lock lock(mu_);
   // A peer may finish forming before we have started to: wait for our options.
   auto deadline = Clock::now() + std::chrono::seconds(30);
@@ -187,7 +191,8 @@ net::Message GroupCore::handle_hello(const Request& hello, const net::PeerIdenti
   // by the time its first request is served, but allow for a slow listener thread.
   std::shared_ptr<net::Connection> conn;
   for (int attempt = 0; attempt < 1000 && !conn; ++attempt) {
-    for (auto& c : listener_->connections()) {
+    listed.push_back(listener_->connections());
+    for (auto& c : listed.back()) {
       if (c->peer().address == from.address) conn = c;
     }
     if (!conn) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -415,13 +415,6 @@ JobConfig parse_job_config(const std::string& yaml_text, const std::string& orig
                "allreduce steps the {} workers together, so the first to end would stall the others: end the job "
                "with training.steps (and idle_timeout_s: 0), or use strategy ps",
                origin, job.cluster.workers);
-    // Parameter-server workers are lost and replaced one at a time while the others go on;
-    // only the consumer group moves a lost one's partitions with their hand-over commits.
-    TRIB_CHECK(!(job.data.stream() && job.data.kafka.assignment == "job" && job.strategy.name == StrategyName::ps),
-               InvalidArgument,
-               "config {}: data.kafka.assignment: job needs strategy allreduce (parameter-server workers leave one "
-               "at a time and the consumer group moves their partitions): use auto or group",
-               origin);
   }
   r.finish();
   job.given = r.given();

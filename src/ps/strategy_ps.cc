@@ -248,7 +248,10 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
   std::optional<Pulled> rejoined;  // a relaunched chief's read of the running job
   if (o_.worker_index == 0 && o_.recovery.chief_relaunched) {
     rejoined = rejoin_running_job(vars, checkpoint);  // strategy_ps_rejoin.cc
-    if (!rejoined) take_back(vars);                   // strategy_ps_restore.cc
+    TRIB_CHECK(rejoined || o_.recovery.chief_takes_back, Unavailable,
+               "worker 0: relaunched in place of a stream job's lost chief, but it cannot rejoin the running job (a "
+               "server lost its state with it): the job restarts whole from its newest checkpoint");
+    if (!rejoined) take_back(vars);  // strategy_ps_restore.cc
   } else if (o_.worker_index == 0) {
     fan_out_->run(o_.servers.size(), [&](std::size_t p) {
       if (checkpoint != nullptr) {

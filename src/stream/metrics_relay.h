@@ -2,7 +2,9 @@
 // directory's metrics.jsonl: each worker's rows travel through the coordinator's key-value
 // store as "stream/metrics/<worker>/<n>" (n = 0, 1, ...), and the chief collects, per worker
 // and in order, whatever has arrived whenever it reports (and once more at the end, after
-// every worker has handed over its final offsets, so no row is left behind).
+// every worker has handed over its final offsets, so no row is left behind). The chief notes
+// how many rows of each worker it has taken ("stream/metrics/taken/<worker>"): a chief
+// relaunched in place goes on after them instead of writing them again.
 #pragma once
 
 #include <functional>

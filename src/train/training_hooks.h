@@ -69,11 +69,10 @@ class TrainingHooks {
   // what the step computed. result.logits came from the forward pass before the update: the
   // batch's prequential scores.
   virtual void on_step(LoopContext& /*ctx*/, const data::Batch& /*batch*/, const StepResult& /*result*/) {}
-  // Before the strategy applies a step, after its forward and backward pass, on every worker:
-  // `cursor` is the data cursor the step's update carries (BatchSource::position_after; null
-  // when the source has none), to which a hook may add fields of its own (a stream's counts,
-  // which an allreduce group then shares with its data positions).
-  virtual void before_step(LoopContext& /*ctx*/, const data::Batch& /*batch*/, data::DataPosition* /*cursor*/) {}
+  // Before each step's forward and backward pass, once its batch is read and the strategy has
+  // its data cursor, on every worker (a stream's id record, whose line an allreduce group that
+  // shares cursors needs before the exchange).
+  virtual void before_step(LoopContext& /*ctx*/, const data::Batch& /*batch*/) {}
   // After a step the strategy skipped (a non-finite gradient; ctx.step does not count it), on
   // the worker that skipped it, after source.skipped: the batch it consumed without training.
   virtual void on_skip(LoopContext& /*ctx*/, const data::Batch& /*batch*/) {}

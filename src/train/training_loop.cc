@@ -172,9 +172,8 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
       const auto t1 = std::chrono::steady_clock::now();
       // The cursor once this batch is applied, given before the pass: an allreduce group that
       // shares the cursors exchanges them while the pass runs.
-      std::optional<data::DataPosition> cursor = source.position_after(*batch);
-      hooks.before_step(ctx, *batch, cursor ? &*cursor : nullptr);
-      if (cursor) update->set_data_cursor(cursor->serialize());
+      if (std::optional<data::DataPosition> p = source.position_after(*batch)) update->set_data_cursor(p->serialize());
+      hooks.before_step(ctx, *batch);
       Tensor x = as_model_input(batch->features(), spec.input);
       StepResult r = graph_for(batch->rows()).run(x, batch->labels(), vars, static_cast<std::uint64_t>(ctx.step),
                                                   [u](std::size_t i, const update::GradTensor& g) { u->on_gradient_ready(i, g); });

@@ -7,6 +7,7 @@
 
 #include "train/training_state.h"
 #include "trib/core/error.h"
+#include "trib/stream/stream_position.h"
 
 namespace trib::train_stream {
 namespace {
@@ -76,7 +77,10 @@ class BorrowedKafka final : public data::ExampleSource {
 
 bool job_assigns_partitions(const config::JobConfig& job) {
   const std::string& a = job.data.kafka.assignment;
-  return a == "job" || (a == "auto" && job.strategy.name == config::StrategyName::allreduce);
+  // auto: the job's under allreduce (its groups re-form) and parameter servers (a lost worker's
+  // share waits for its relaunch, at its last applied push); one process reads them all.
+  return a == "job" || (a == "auto" && (job.strategy.name == config::StrategyName::allreduce ||
+                                        job.strategy.name == config::StrategyName::ps));
 }
 
 stream::PartitionShare share_of(int worker, const std::vector<int>& members, int workers) {
@@ -138,6 +142,24 @@ void KafkaBatchSource::rewind(const data::DataPosition& offsets, std::int64_t ge
   sync_.set_scope(generation);
   if (before_reading) before_reading();
   build_pipeline();
+}
+
+std::optional<data::DataPosition> KafkaBatchSource::position_after(const data::Batch& batch) const {
+  data::DataPosition at = kafka_->applied_position_after(batch);
+  if (cursor_counts_) stream::save_counts(at, dist_.worker_index, cursor_counts_(batch));
+  return at;
+}
+
+void KafkaBatchSource::resume_at(const data::DataPosition& position) {
+  if (!kafka_->options().share) return;
+  // The progress this run started from, for the partitions the cursor does not name; where
+  // both do, the cursor's (it grew from there: merge_claims keeps what either applied).
+  data::DataPosition at = stream::progress_fields(start_.offsets);
+  stream::merge_claims(at, stream::progress_fields(position));
+  pipeline_.reset();  // joins the prefetch thread: nothing is inside the source's next() now
+  kafka_->rewind(at, start_.run_id);
+  build_pipeline();
+  resumed_at_ = kafka_fields(position);
 }
 
 void KafkaBatchSource::applied(const data::Batch& batch) { kafka_->applied(batch); }

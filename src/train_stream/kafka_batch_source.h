@@ -18,6 +18,7 @@
 #include "trib/config/job_config.h"
 #include "trib/data/pipeline.h"
 #include "trib/stream/kafka_source.h"
+#include "trib/stream/stream_counts.h"
 #include "trib/train/batch_source.h"
 
 namespace trib::train_stream {
@@ -40,10 +41,22 @@ class KafkaBatchSource final : public train::BatchSource {
   // position() stays nullopt: the stream hooks save the workers' merged applied progress as
   // the checkpoint's "kafka" section instead (stream_hooks.h).
   // The applied progress with `batch` in it, sent with its update (a parameter server keeps
-  // each worker's last; the allreduce group each member's).
-  std::optional<data::DataPosition> position_after(const data::Batch& batch) const override {
-    return kafka_->applied_position_after(batch);
+  // each worker's last; the allreduce group each member's), and this worker's counts with
+  // `batch` trained (set_cursor_counts), so that a worker relaunched there continues both.
+  std::optional<data::DataPosition> position_after(const data::Batch& batch) const override;
+  // What position_after() adds as this worker's counts (StreamHooks: its prequential counts).
+  void set_cursor_counts(std::function<stream::StreamCounts(const data::Batch&)> counts) {
+    cursor_counts_ = std::move(counts);
   }
+  // A relaunched parameter-server worker, before its first step: its share of the partitions
+  // (fixed by its index: job-assigned) continues at `position`, the cursor of its last push
+  // the servers applied (UpdateStrategy::resume_data_cursor), over the progress this run
+  // started from (its partitions nobody read since). The pipeline start() built (it may have
+  // prefetched) is torn down and built again over the seek. A group-assigned source ignores
+  // it: the group may have moved those partitions to another worker since that push.
+  void resume_at(const data::DataPosition& position) override;
+  // The cursor resume_at() continued at (empty: none), its counts included.
+  const data::DataPosition& resumed_at() const { return resumed_at_; }
 
   // The job rolled back in place to a checkpoint whose "kafka" section is `offsets` (empty:
   // none, back to where this run started), in restore `generation`: the pipeline (shuffle
@@ -71,6 +84,8 @@ class KafkaBatchSource final : public train::BatchSource {
   // built over it (a rewind builds a new one).
   std::unique_ptr<stream::KafkaSource> kafka_;
   std::optional<data::Pipeline> pipeline_;
+  std::function<stream::StreamCounts(const data::Batch&)> cursor_counts_;
+  data::DataPosition resumed_at_;
 };
 
 }  // namespace trib::train_stream

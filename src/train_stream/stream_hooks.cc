@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <thread>
 
 #include <unistd.h>
@@ -98,9 +99,18 @@ void IdRecorder::rewind(std::int64_t step) {
 }
 
 StreamHooks::StreamHooks(KafkaBatchSource& source, const std::filesystem::path& run_dir, bool record_ids,
-                         monitor::MetricsRegistry* metrics)
-    : source_(source), run_dir_(run_dir), record_ids_(record_ids) {
+                         std::int64_t checkpoint_every, monitor::MetricsRegistry* metrics)
+    : source_(source), run_dir_(run_dir), record_ids_(record_ids), checkpoint_every_(checkpoint_every) {
   if (metrics != nullptr) gauges_.emplace(*metrics);
+  // Each update's cursor carries this worker's counts with its batch trained: a worker
+  // relaunched at a parameter server's cursor continues them (rejoin), and an allreduce group
+  // that shares cursors keeps a lost worker's counts with its events (regroup_from_cursors).
+  source_.set_cursor_counts([this](const data::Batch& batch) {
+    metrics_.set_dead_lettered(source_.kafka().stats().poison);
+    stream::StreamCounts c = metrics_.counts();
+    c.trained += batch.rows();
+    return c;
+  });
 }
 
 void StreamHooks::on_start(train::LoopContext& ctx) {
@@ -109,13 +119,44 @@ void StreamHooks::on_start(train::LoopContext& ctx) {
   shares_cursors_ = ctx.job.strategy.name == config::StrategyName::allreduce && ctx.job.data.kafka.share_cursors;
   relay_.emplace(dist.worker_index, dist.workers, dist.publish, dist.lookup);
   const data::DataPosition& restored = source_.restored_offsets();
-  if (restored.fields().empty()) return;
-  ctx.progress.message(fmt::format("Kafka offsets restored: {}", restored.to_string()));
-  // Counts continue from the checkpoint's; the chief takes over those of workers the resumed
-  // job no longer has. Freshness leaves out the time the job was down.
-  metrics_.restore_counts(own_counts(dist, restored, source_.sync().members()));
-  metrics_.set_freshness_floor(wall_ms());
-  if (gauges_) gauges_->set_freshness_floor(wall_ms());
+  if (!restored.fields().empty()) {
+    ctx.progress.message(fmt::format("Kafka offsets restored: {}", restored.to_string()));
+    // Counts continue from the checkpoint's; the chief takes over those of workers the resumed
+    // job no longer has. Freshness leaves out the time the job was down.
+    metrics_.restore_counts(own_counts(dist, restored, source_.sync().members()));
+    metrics_.set_freshness_floor(wall_ms());
+    if (gauges_) gauges_->set_freshness_floor(wall_ms());
+  }
+  // Parameter servers with job-assigned partitions (an allreduce joiner rolls back with its
+  // group instead: on_regroup; a group-assigned one's partitions may have moved).
+  if (source_.sync().relaunched() && ctx.job.strategy.name == config::StrategyName::ps &&
+      source_.kafka().options().share)
+    rejoin(ctx);
+}
+
+void StreamHooks::rejoin(train::LoopContext& ctx) {
+  const int w = ctx.distribution.worker_index;
+  const data::DataPosition& cursor = source_.resumed_at();
+  // Its own counts continue from the cursor's; a chief's also hold those it took over at the
+  // run's start (workers the job no longer has).
+  const std::map<int, stream::StreamCounts> counts = stream::counts_in(cursor);
+  if (auto c = counts.find(w); c != counts.end()) {
+    data::DataPosition from = source_.restored_offsets();
+    stream::save_counts(from, w, c->second);
+    metrics_.restore_counts(own_counts(ctx.distribution, from, source_.sync().members()));
+  }
+  const stream::StreamCounts now = metrics_.counts();
+  ctx.progress.message(fmt::format("worker {}: relaunched into the running job at step {}: its partitions {} continue "
+                                   "{} ({} events trained before)",
+                                   w, ctx.step, fmt::join(source_.kafka().assignment(), ", "),
+                                   cursor.fields().empty() ? "where this run started (it had pushed no update)"
+                                                           : "at its last applied push: " + stream::progress_fields(cursor).to_string(),
+                                   now.trained));
+  // Lost after its update of a checkpoint step, before its offer (the chief: its gather): the
+  // others wait at that barrier for it. Its claim now is exactly what it was then (its resumed
+  // cursor), so it takes that barrier as it would have.
+  const std::int64_t steps = ctx.job.training.steps;
+  if (ctx.step > 0 && ctx.step % checkpoint_every_ == 0 && (steps == 0 || ctx.step < steps)) on_checkpoint(ctx, false);
 }
 
 void StreamHooks::on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) {
@@ -124,16 +165,12 @@ void StreamHooks::on_step(train::LoopContext& ctx, const data::Batch& batch, con
   metrics_.record(batch, positive_scores(result.logits), wall_ms());
   if (gauges_) gauges_->step(batch, wall_ms());
   if (!shares_cursors_) ids_->step(ctx.step, batch);  // else written before the exchange
+  // Tests: a worker lost at a known step, its update applied and recorded (app/fault_hooks.h).
+  if (ctx.distribution.fault_point) ctx.distribution.fault_point(fmt::format("stream-step-applied:{}", ctx.step));
 }
 
-void StreamHooks::before_step(train::LoopContext& ctx, const data::Batch& batch, data::DataPosition* cursor) {
-  if (!shares_cursors_ || cursor == nullptr) return;
-  // The group shares this cursor during the step: this worker's counts once the step is
-  // applied go with it, so that a survivor keeps a lost worker's counts with its events.
-  metrics_.set_dead_lettered(source_.kafka().stats().poison);
-  stream::StreamCounts after = metrics_.counts();
-  after.trained += batch.rows();
-  stream::save_counts(*cursor, ctx.distribution.worker_index, after);
+void StreamHooks::before_step(train::LoopContext& ctx, const data::Batch& batch) {
+  if (!shares_cursors_) return;
   // The step's line goes in before the exchange, which may complete on the others even if this
   // worker dies in it: they keep its events then, and the record must hold them. A rewind line
   // retracts it when the step is not applied here (on_skip, a regroup to an earlier step).

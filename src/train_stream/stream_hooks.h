@@ -37,15 +37,15 @@ class IdRecorder {
 
 class StreamHooks final : public train::TrainingHooks {
  public:
-  // `metrics`: this process's registry (monitoring.port), or null.
+  // `metrics`: this process's registry (monitoring.port), or null. `checkpoint_every`: the
+  // loop's checkpoint interval in steps (LoopPlan).
   StreamHooks(KafkaBatchSource& source, const std::filesystem::path& run_dir, bool record_ids,
-              monitor::MetricsRegistry* metrics = nullptr);
+              std::int64_t checkpoint_every, monitor::MetricsRegistry* metrics = nullptr);
 
   void on_start(train::LoopContext& ctx) override;
   void on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) override;
-  // Allreduce with data.kafka.share_cursors: adds this worker's counts after the step to the
-  // cursor its group shares, and writes the step's id line (see IdRecorder).
-  void before_step(train::LoopContext& ctx, const data::Batch& batch, data::DataPosition* cursor) override;
+  // Allreduce with data.kafka.share_cursors: writes the step's id line (see IdRecorder).
+  void before_step(train::LoopContext& ctx, const data::Batch& batch) override;
   void on_skip(train::LoopContext& ctx, const data::Batch& batch) override;
   void on_report(train::LoopContext& ctx) override;
   void on_last_step(train::LoopContext& ctx) override;
@@ -87,11 +87,16 @@ class StreamHooks final : public train::TrainingHooks {
   void take_back(train::LoopContext& ctx, const data::DataPosition& position, std::int64_t step);
   // Chief, at the end: the other workers' last rows and the summary line of `merged`'s counts.
   void summarize(train::LoopContext& ctx, const data::DataPosition& merged);
+  // A relaunched parameter-server worker (job-assigned partitions; the chief too): its counts
+  // continue from its resumed cursor's, and it takes the checkpoint barrier of the step it
+  // resumes at, which it missed.
+  void rejoin(train::LoopContext& ctx);
 
   KafkaBatchSource& source_;
   std::filesystem::path run_dir_;
   bool record_ids_;
   bool shares_cursors_ = false;  // allreduce with data.kafka.share_cursors (from on_start)
+  std::int64_t checkpoint_every_;
   stream::PrequentialMetrics metrics_;
   std::optional<IdRecorder> ids_;  // from on_start: the run directory exists by then
   std::optional<stream::MetricsRelay> relay_;  // from on_start

@@ -119,7 +119,10 @@ StreamStart StreamSync::start(const StreamStart& chief_start) {
   // A worker relaunched after a restore meets the others in the scope they rewound to.
   if (std::optional<AnnouncedRestore> r = newer_restore()) scope_ = r->generation;
   if (dist_.workers == 1) return chief_start;
-  if (dist_.chief()) {
+  relaunched_ = dist_.lookup(fmt::format("stream/assigned/{}", dist_.worker_index)).has_value();
+  // A relaunched chief takes the running job's start, as the others did: its run id and the
+  // progress the run started from (not its newest checkpoint's: its share resumes at its cursor).
+  if (dist_.chief() && !relaunched_) {
     dist_.publish("stream/start/run_id", chief_start.run_id);
     dist_.publish("stream/start/offsets", encode(chief_start.offsets));
     return chief_start;

@@ -69,8 +69,13 @@ class StreamSync {
   // One worker: every call is immediate (nothing to agree on).
   explicit StreamSync(const train::Distribution& dist, std::chrono::milliseconds timeout = std::chrono::minutes(10));
 
-  // Chief: publishes `start` and returns it; others: wait for the chief's.
+  // Chief: publishes `start` and returns it; others (and a relaunched chief): wait for the chief's.
   StreamStart start(const StreamStart& chief_start);
+  // A worker relaunched into the running job (a parameter-server job's lost worker, the chief
+  // included): its index had said it owned partitions in this job before (await_assignment),
+  // which a --resume or a whole-job restart (a fresh store) has not. A relaunched chief takes
+  // the running job's start from the store instead of publishing one.
+  bool relaunched() const { return relaunched_; }
 
   // Before the first step, every worker owns partitions: a rebalance that moves partitions
   // to a late joiner needs every member to poll, which a worker waiting on its peers (sync
@@ -138,6 +143,7 @@ class StreamSync {
   std::chrono::milliseconds timeout_;
   std::int64_t scope_ = 0;
   std::vector<int> members_;
+  bool relaunched_ = false;
 };
 
 // The stream fields of a position (stream::is_stream_field: Kafka progress and counts; a

@@ -8,6 +8,10 @@
 
 namespace trib::train_stream {
 
+bool ps_chief_rejoins(const config::JobConfig& job) {
+  return job.data.stream() && job.strategy.name == config::StrategyName::ps && job_assigns_partitions(job);
+}
+
 train::RunSummary train(const train::TrainerOptions& options) {
   const config::JobConfig& job = options.job;
   const config::TrainingConfig& tc = job.training;
@@ -30,7 +34,7 @@ train::RunSummary train(const train::TrainerOptions& options) {
   plan.report_every = tc.eval_every > 0 ? tc.eval_every : 100;
   plan.checkpoint_every = tc.checkpoint_every > 0 ? tc.checkpoint_every : plan.report_every;
   KafkaBatchSource source(job, options.distribution);
-  StreamHooks stream_hooks(source, options.output, kc.record_ids, options.metrics);
+  StreamHooks stream_hooks(source, options.output, kc.record_ids, plan.checkpoint_every, options.metrics);
   train::ObservedHooks hooks(stream_hooks, options.metrics);
   return train::run_training_loop(options, plan, source, hooks);
 }

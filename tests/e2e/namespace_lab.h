@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,51 @@ class NamespaceLab {
     if (std::string e = bridge_through_iptables(); !e.empty()) return e;
     if (std::string e = add_rule(i, {"--physdev-in", link(i), "-j", "DROP"}); !e.empty()) return e;
     return add_rule(i, {"--physdev-out", link(i), "--physdev-is-bridged", "-j", "DROP"});
+  }
+
+  // Makes a TCP listener on host `owner`'s loopback only (librdkafka's mock broker: it binds
+  // 127.0.0.1 and advertises 127.0.0.1:PORT) reachable from every other host at that very
+  // address, across the links, with NAT: `owner` takes what reaches its own address's `port` to
+  // its loopback, and every other host sends what it addresses to 127.0.0.1:`port` to `owner`'s
+  // address, from its own (a packet with a loopback source is dropped as martian once it leaves
+  // a host). route_localnet lets both route loopback addresses past those rules. "" once in place;
+  // the rules go with the namespaces.
+  std::string share_loopback_port(int owner, int port) {
+    const std::string p = std::to_string(port), to = host(owner).address;
+    for (int i = 0; i < static_cast<int>(hosts_.size()); ++i) {
+      std::vector<std::vector<std::string>> steps{{"sysctl", "-q", "-w", "net.ipv4.conf.all.route_localnet=1"}};
+      if (i == owner)
+        steps.push_back({"iptables", "-t", "nat", "-A", "PREROUTING", "-p", "tcp", "-d", to, "--dport", p, "-j",
+                         "DNAT", "--to-destination", "127.0.0.1:" + p});
+      else
+        steps.insert(steps.end(), {{"iptables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "-d", "127.0.0.1", "--dport",
+                                    p, "-j", "DNAT", "--to-destination", to + ":" + p},
+                                   {"iptables", "-t", "nat", "-A", "POSTROUTING", "-p", "tcp", "-s", "127.0.0.1", "-d",
+                                    to, "--dport", p, "-j", "SNAT", "--to-source", host(i).address}});
+      for (std::vector<std::string>& s : steps) {
+        s[0] = find_program(s[0]);
+        if (s[0].empty()) return "needs sysctl and iptables (Debian: apt-get install procps iptables)";
+        s.insert(s.begin(), {ip_, "netns", "exec", host(i).ns});
+        std::string out;
+        if (run_command(s, out) != 0) return "cannot forward port " + p + " in " + host(i).ns + ": " + out;
+      }
+    }
+    return "";
+  }
+
+  // How many TCP connections share_loopback_port(owner, `port`) forwarded at host `i`: those
+  // host `i` opened to 127.0.0.1:`port` (another host), or those it took in from the others
+  // (the owner). NAT rules see the first packet of each connection only. -1: not readable.
+  long forwarded_connections(int i, int port) const {
+    std::string out;
+    if (run_command({ip_, "netns", "exec", host(i).ns, find_program("iptables"), "-t", "nat", "-L", "-v", "-n", "-x"},
+                    out) != 0)
+      return -1;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+      if (line.find(" DNAT ") != std::string::npos && line.find("dpt:" + std::to_string(port) + " ") != std::string::npos)
+        return std::stol(line);
+    return -1;
   }
 
   // Host `i`'s link is good again (a delayer already started stays, idle).

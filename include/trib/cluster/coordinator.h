@@ -98,6 +98,8 @@ struct Outcome {
   std::string failure;  // "worker 1 at 127.0.0.1:4567: connection lost (peer timed out)"
 };
 
+class RosterPublisher;
+
 class Coordinator {
  public:
   Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorOptions options);
@@ -177,6 +179,8 @@ class Coordinator {
   CoordinatorOptions options_;
   MemoryStore store_;
   std::unique_ptr<net::Listener> listener_;
+  // Pushes each new roster to the members, outside mu_ (roster_publisher.h says why).
+  std::unique_ptr<RosterPublisher> publisher_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::shared_ptr<Registry> registry_;

@@ -57,9 +57,14 @@ struct PsRecoveryOptions {
   // `chief_rejoins`) it restores every server from the newest checkpoint in a new
   // generation, as after a server's loss, and every worker rewinds.
   bool chief_relaunched = false;
-  // A file job's relaunched chief rejoins in place (above). False for a stream job: its Kafka
-  // offsets are the chief's to commit, and only a checkpoint holds them for the new chief.
+  // A file job's relaunched chief rejoins in place (above), and so does a parameter-server
+  // stream job's whose partitions the job assigns (its share resumes at its cursor). False for
+  // a stream job on the consumer group: only a checkpoint holds its offsets for the new chief.
   bool chief_rejoins = false;
+  // Where it cannot rejoin: take the job back to the newest checkpoint (above). False for a
+  // stream job: the relaunched chief fails instead, and the launcher restarts the job whole
+  // (its workers' Kafka positions and the chief's would not follow the same checkpoint).
+  bool chief_takes_back = true;
 
   bool enabled() const { return static_cast<bool>(reconnect); }
 

@@ -20,4 +20,9 @@ train::RunSummary train(const train::TrainerOptions& options);
 // join, so that its join does not abort the group inside that rollback.
 bool group_rolled_back(const train::Distribution& dist, std::int64_t generation, const std::vector<int>& members);
 
+// A parameter-server stream job whose partitions the job assigns (data.kafka.assignment): its
+// lost chief, relaunched, rejoins the running job in place as a lost worker does (the servers'
+// state, its share at its last applied push), instead of the job restarting whole.
+bool ps_chief_rejoins(const config::JobConfig& job);
+
 }  // namespace trib::train_stream

@@ -489,11 +489,13 @@ TEST(StreamTraining, AWorkerThatHadEndedTakesAnInPlaceRestoreAtItsEnd) {
   }
 }
 
-// The fallback: a lost chief (it owns the checkpoints; it is not relaunched) restarts the
-// whole stream job from its newest checkpoint: every event exactly once, across the restart
-// and a --resume.
+// The fallback: a lost chief of a job on the consumer group (data.kafka.assignment: group; it
+// owns the checkpoints; it is not relaunched) restarts the whole stream job from its newest
+// checkpoint: every event exactly once, across the restart and a --resume. (With the job
+// assigning partitions the chief is relaunched in place: stream_ps_worker_loss_test.cc.)
 TEST(StreamTraining, AJobThatLosesItsChiefRestartsFromItsCheckpointExactlyOnce) {
-  expect_kill_and_resume_exactly_once("resume-lost-chief", {}, 100, 1, false, "worker0", std::chrono::milliseconds(300));
+  expect_kill_and_resume_exactly_once("resume-lost-chief", {"--set", "data.kafka.assignment=group"}, 100, 1, false,
+                                      "worker0", std::chrono::milliseconds(300));
 }
 
 // The shipped example as it is (shuffle buffer 512, batch 64), ended by idleness: every

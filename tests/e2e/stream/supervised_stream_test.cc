@@ -22,8 +22,6 @@
 #include <thread>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "e2e/cluster/supervised_job.h"
 #include "e2e/stream/allreduce_stream_util.h"
 #include "e2e/stream/stream_record.h"
@@ -168,45 +166,7 @@ TEST(SupervisedStream, AWorkerStartedAgainRejoinsTheRunningGroupExactlyOnce) {
   EXPECT_TRUE(job.coordinator->printed("every worker finished")) << out;
   EXPECT_EQ(out.find("resumed from"), std::string::npos) << out;
 
-  std::smatch m;
-  const std::string joiner = again->output();
-  ASSERT_TRUE(std::regex_search(joiner, m, std::regex(R"(joined the allreduce group as generation (\d+))"))) << out;
-  const std::string generation = m[1];
-  // The group of 3 rolled back to one checkpoint, every member with the same variables.
-  std::string crc;
-  std::int64_t rejoined_at = -1;
-  for (Trib* p : {workers[0].get(), workers[1].get(), again.get()}) {
-    SCOPED_TRACE(p->name());
-    const std::string text = p->output();
-    ASSERT_TRUE(std::regex_search(
-        text, m,
-        std::regex(fmt::format(R"(allreduce group {} \(workers 0, 1, 2\) rolled back to checkpoint (\d+) from step \d+ )"
-                               R"(\(\d+ steps to redo\), variables crc32c ([0-9a-f]{{8}}); )",
-                               generation))))
-        << out;
-    if (rejoined_at < 0) {
-      rejoined_at = std::stoll(m[1]);
-      crc = m[2];
-      std::printf("[ info ] %s\n", m[0].str().c_str());
-    }
-    EXPECT_EQ(std::stoll(m[1]), rejoined_at) << out;
-    EXPECT_EQ(m[2], crc) << p->name() << " goes on from the group's variables";
-  }
-  std::int64_t lost_at = rejoined_at;  // the survivors' own rollback, if they went on as 2 first
-  if (std::regex_search(workers[0]->output(), m,
-                        std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1\) goes on from step (\d+) with the Kafka progress of that step of all 3 workers)")))
-    lost_at = std::stoll(m[1]);
-  EXPECT_GE(lost_at, 2 * every) << out;
-  // The join's checkpoint may be before the step the survivors went on from: its rollback then
-  // undid the lost worker's steps after it too.
-  const std::int64_t kept_lost = std::min(lost_at, rejoined_at);
-
-  std::map<std::int64_t, int> seen;
-  add_kept_ids(job.run, 0, steps, seen);
-  add_kept_ids(job.run, 1, steps, seen);
-  add_kept_ids(job.run, 2, steps, seen, kept_lost);  // the started-again process's record: a second "run" line
-  stream_e2e::expect_kept_once(job.run, workers[0]->output(), seen,
-                               3 * kept_lost + 2 * (rejoined_at - kept_lost) + 3 * (steps - rejoined_at), steps);
+  stream_e2e::expect_rejoined_once(job.run, steps, every, {workers[0].get(), workers[1].get(), again.get()}, out);
 }
 
 }  // namespace

@@ -1,0 +1,171 @@
+// A parameter-server stream job that loses a non-chief worker (kill -9): the launcher
+// relaunches it, and it continues its share of the partitions (fixed by its index: the job
+// assigns them) at the cursor of its last push the servers applied. The others go on, the
+// chief's checkpoint barriers wait for it, and no process restarts. The per-worker record of
+// applied event ids (data.kafka.record_ids) checks "every event once".
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/stream/stream_record.h"
+#include "e2e/trib_process.h"
+#include "trib/stream/event_producer.h"
+#include "trib/stream/mock_broker.h"
+
+namespace trib {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kExample = std::string(TRIB_SOURCE_DIR) + "/examples/stream_fraud.yaml";
+
+struct Loss {
+  std::string name;
+  std::string mode;  // strategy.mode
+  int workers = 3;
+  int servers = 1;
+  int victim = 1;      // 0: the chief
+  int lost_at = 150;   // the victim's step after which it is lost
+  int every = 100;     // training.checkpoint_every
+};
+
+// Every id in every worker's record, whichever process of the worker wrote it: a relaunched
+// worker continues at its last applied push, so nothing its lost process recorded is undone.
+std::map<std::int64_t, int> recorded_ids(const fs::path& out, int workers, int& runs, int& rewinds) {
+  std::map<std::int64_t, int> seen;
+  runs = rewinds = 0;
+  for (int w = 0; w < workers; ++w) {
+    std::ifstream in(out / "stream_ids" / ("worker-" + std::to_string(w) + ".txt"));
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("run ")) {
+        ++runs;
+        continue;
+      }
+      if (line.starts_with("rewind ")) {
+        ++rewinds;
+        continue;
+      }
+      std::istringstream ls(line);
+      std::int64_t step = 0, id = 0;
+      ls >> step;
+      while (ls >> id) ++seen[id];
+    }
+  }
+  return seen;
+}
+
+void expect_relaunched_exactly_once(const Loss& loss) {
+  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
+  std::atomic<bool> stop{false};
+  const stream::ProduceOptions produce = testing::produce_options(broker.bootstrap());
+  ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
+  const std::int64_t n = produce.count;
+  const fs::path out = testing::fresh_path("stream", loss.name);
+  std::vector<std::string> args = {"train", kExample, "--output", out.string()};
+  for (const std::string& s :
+       {"data.kafka.bootstrap_servers=\"" + broker.bootstrap() + "\"", std::string("data.kafka.record_ids=true"),
+        std::string("data.kafka.shuffle_buffer=0"), std::string("data.kafka.idle_timeout_s=3"),
+        std::string("data.kafka.assignment=auto"), "data.kafka.group_id=" + loss.name,
+        std::string("training.steps=0"), std::string("training.batch=1"), std::string("training.eval_every=1000"),
+        "training.checkpoint_every=" + std::to_string(loss.every), "strategy.mode=" + loss.mode,
+        "cluster.workers=" + std::to_string(loss.workers), "cluster.ps=" + std::to_string(loss.servers)}) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
+  const std::string fault = "stream-worker-lost-at-step:" + std::to_string(loss.victim) + ":" + std::to_string(loss.lost_at);
+  const testing::TribRun r = testing::run_trib(args, std::chrono::seconds(180), {}, {{"TRIB_TEST_FAULT", fault}});
+  const std::string w = std::to_string(loss.victim);
+  ASSERT_NE(r.output.find("TRIB_TEST_FAULT: worker " + w + " is lost after its step " + std::to_string(loss.lost_at)),
+            std::string::npos)
+      << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("local cluster: worker" + w + " relaunched"), std::string::npos) << r.output;
+  if (loss.victim == 0) {
+    EXPECT_NE(r.output.find("worker 0: relaunched in place of the lost chief; takes the run back at step"),
+              std::string::npos)
+        << r.output;
+  }
+  EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+  // The relaunched worker says where its data resumes: its last applied push, at its step.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      r.output, m,
+      std::regex("worker " + w + R"(: relaunched into the running job at step (\d+): its partitions [\d, ]+ continue at )"
+                                 R"(its last applied push: [^\n]+)")))
+      << r.output;
+  std::printf("[ info ] %s\n", m[0].str().c_str());
+  const std::int64_t resumed = std::stoll(m[1]);
+  if (loss.mode == "async")
+    EXPECT_EQ(resumed, loss.lost_at) << "an async worker resumes at its own clock\n" << r.output;
+  else
+    EXPECT_GE(resumed, loss.lost_at) << r.output;
+  EXPECT_NE(r.output.find("worker " + w + ": rejoins at step " + std::to_string(resumed) + ", data at "),
+            std::string::npos)
+      << r.output;
+
+  int runs = 0, rewinds = 0;
+  const std::map<std::int64_t, int> seen = recorded_ids(out, loss.workers, runs, rewinds);
+  EXPECT_EQ(runs, loss.workers + 1) << "one record per process: the victim's two";
+  EXPECT_EQ(rewinds, 0);
+  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n) << r.output;
+  int reported = 0;
+  for (std::int64_t id = 0; id < n && static_cast<std::int64_t>(seen.size()) != n && reported < 20; ++id)
+    if (!seen.count(id)) ADD_FAILURE() << "event " << id << " never applied (" << ++reported << ")";
+  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+  // The final checkpoint's Kafka offsets and the totals hold every event once, the victim's
+  // counts continued from its cursor.
+  const int last = testing::newest_checkpoint(out);
+  EXPECT_EQ(testing::offsets_done(out, last, "transactions"), n) << r.output;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(stream totals: consumed (\d+) trained (\d+))"))) << r.output;
+  EXPECT_EQ(std::stoll(m[1]), n) << r.output;
+  EXPECT_EQ(std::stoll(m[2]), n) << r.output;
+  fs::remove_all(out);
+}
+
+// Async, two servers: worker 1 of 3 lost 50 steps past checkpoint 100; the others reach
+// checkpoint 200 while it is away or catching up, and their barrier waits for it.
+TEST(StreamTraining, AJobThatLosesAParameterServerWorkerResumesItAtItsLastAppliedPushAsync) {
+  expect_relaunched_exactly_once({.name = "ps-worker-lost-async", .mode = "async", .workers = 3, .servers = 2});
+}
+
+// Async, lost right after its update of checkpoint step 200 and before its offer there: the
+// relaunched worker takes that barrier (its claim is its resumed cursor).
+TEST(StreamTraining, AJobThatLosesAParameterServerWorkerAtACheckpointStepResumesItThereAsync) {
+  expect_relaunched_exactly_once(
+      {.name = "ps-worker-lost-at-barrier", .mode = "async", .workers = 2, .servers = 1, .lost_at = 200});
+}
+
+// Sync: the rounds close without the lost worker; relaunched, it rejoins at the job's step
+// with its data at its last push in a closed round.
+TEST(StreamTraining, AJobThatLosesAParameterServerWorkerResumesItAtItsLastAppliedPushSync) {
+  expect_relaunched_exactly_once({.name = "ps-worker-lost-sync", .mode = "sync", .workers = 2, .servers = 2});
+}
+
+// The chief (it owns the checkpoints and the Kafka commits) lost 50 steps past checkpoint 100:
+// relaunched in place, it rejoins the running job with the servers' state, its share at its
+// last applied push, and goes on writing the checkpoints; nothing restarts.
+TEST(StreamTraining, AJobThatLosesItsParameterServerChiefRelaunchesItInPlaceAsync) {
+  expect_relaunched_exactly_once(
+      {.name = "ps-chief-lost-async", .mode = "async", .workers = 3, .servers = 2, .victim = 0});
+}
+
+// The same in sync mode, the chief lost right after checkpoint step 200's update, before its
+// gather: the others wait at that barrier, and the relaunched chief takes it.
+TEST(StreamTraining, AJobThatLosesItsParameterServerChiefAtACheckpointStepRelaunchesItInPlaceSync) {
+  expect_relaunched_exactly_once(
+      {.name = "ps-chief-lost-sync", .mode = "sync", .workers = 2, .servers = 1, .victim = 0, .lost_at = 200});
+}
+
+}  // namespace
+}  // namespace trib
