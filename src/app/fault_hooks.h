@@ -19,15 +19,16 @@
 // time this window: the final evaluation takes milliseconds.
 //
 // TRIB_TEST_FAULT=allreduce-stream-slow-in-rewind:S holds every worker of an allreduce stream
-// job S seconds inside its first rollback after a lost worker (the group re-formed, the
-// checkpoint's state taken, before the Kafka rewind and its rendezvous), printing a line: a
+// job S seconds inside its first rollback after a lost worker (the group re-formed, its state
+// taken, before the Kafka rewind and its rendezvous), printing a line: a
 // test kills a second worker there. allreduce-stream-slow-after-last-step:S holds every worker
 // S seconds after the run's last step, before it hands over its final Kafka offsets (a worker
 // killed there is lost after its last exchange). Once per process either way.
 // TRIB_TEST_FAULT=allreduce-stream-held-before-broadcast:W holds worker W alone 30 s inside its
 // first rollback, just before the broadcast of the checkpoint's state (UpdateStrategy::start in
 // StreamHooks::on_regroup), printing a line: the other members are then inside that broadcast,
-// waiting for W, and a test kills W there. Once per process.
+// waiting for W, and a test kills W there. Once per process. Only a rollback to the checkpoint
+// has that broadcast (data.kafka.share_cursors: false, or the members' cursors not known).
 // TRIB_TEST_FAULT=allreduce-stream-join-after-checkpoint:S makes a relaunched worker of an
 // allreduce stream job wait, before it asks to join the running group, until the run directory
 // holds checkpoint S or a later one (a test's joiner then finds checkpoints the survivors wrote

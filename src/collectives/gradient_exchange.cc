@@ -3,14 +3,20 @@
 #include <chrono>
 #include <cstring>
 
+#include "collectives/named_tensors.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/tensor_view.h"
 #include "trib/collectives/allgather.h"
 
 namespace trib::collectives {
 
-GradientExchange::GradientExchange(std::shared_ptr<Group> group, std::size_t bucket_bytes, Compression compression)
-    : group_(std::move(group)), bucket_bytes_(bucket_bytes), compression_(compression) {
+GradientExchange::GradientExchange(std::shared_ptr<Group> group, std::size_t bucket_bytes, Compression compression,
+                                   bool share_bytes, std::size_t max_shared_bytes)
+    : group_(std::move(group)),
+      bucket_bytes_(bucket_bytes),
+      compression_(compression),
+      share_bytes_(share_bytes),
+      max_shared_bytes_(max_shared_bytes) {
   TRIB_CHECK(group_ != nullptr, InvalidArgument, "the allreduce strategy needs a group");
 }
 
@@ -45,7 +51,7 @@ void GradientExchange::start(const std::vector<update::GradTensor>& grads) {
   started_ = true;
   // A model part without parameters (a pipeline stage of only a flatten) has nothing to
   // exchange: its communication thread would spin through empty steps, so there is none.
-  if (items() > 0) thread_ = std::thread([this] { comm_main(); });
+  if (items() > 0 || share_bytes_) thread_ = std::thread([this] { comm_main(); });
 }
 
 void GradientExchange::report(std::size_t index, const update::GradTensor& grad) {
@@ -78,8 +84,27 @@ void GradientExchange::report(std::size_t index, const update::GradTensor& grad)
   cv_.notify_all();
 }
 
+void GradientExchange::share(std::string bytes) {
+  {
+    std::lock_guard lock(mu_);
+    share_locked(std::move(bytes));
+  }
+  cv_.notify_all();
+}
+
+void GradientExchange::share_locked(std::string bytes) {
+  if (!share_bytes_ || shared_ready_ == step_) return;
+  shared_in_ = std::move(bytes);
+  shared_ready_ = step_;
+}
+
 void GradientExchange::finish(std::vector<update::GradTensor>& grads) {
   if (!started_) start(grads);
+  {
+    std::lock_guard lock(mu_);
+    share_locked("");  // none given this step: every worker still runs the allgather
+  }
+  cv_.notify_all();
   TRIB_CHECK(grads.size() == plan_.parameters(), InvalidArgument, "allreduce strategy: {} gradients for {} parameters",
              grads.size(), plan_.parameters());
   const auto began = std::chrono::steady_clock::now();
@@ -91,6 +116,7 @@ void GradientExchange::finish(std::vector<update::GradTensor>& grads) {
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] {
     if (error_) return true;
+    if (share_bytes_ && shared_done_ != step_) return false;
     for (std::uint64_t d : done_) {
       if (d != step_) return false;
     }
@@ -119,32 +145,48 @@ GradientExchange::Stats GradientExchange::stats() const {
   return stats_;
 }
 
+bool GradientExchange::run_when(const std::function<bool()>& ready, const std::function<void()>& op,
+                                const std::function<void()>& done) {
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return stopping_ || ready(); });
+    if (stopping_) return false;
+    busy_ = true;
+  }
+  try {
+    op();
+  } catch (...) {
+    {
+      std::lock_guard lock(mu_);
+      error_ = std::current_exception();
+      busy_ = false;
+    }
+    cv_.notify_all();
+    return false;
+  }
+  {
+    std::lock_guard lock(mu_);
+    done();
+    busy_ = false;
+  }
+  cv_.notify_all();
+  return true;
+}
+
 void GradientExchange::comm_main() {
   for (std::uint64_t step = 1;; ++step) {
+    std::vector<std::string> shared;
+    if (share_bytes_ &&
+        !run_when([&] { return shared_ready_ == step; },
+                  [&] { shared = allgather_bytes(*group_, shared_in_, max_shared_bytes_, shared_slot_); },
+                  [&] {
+                    shared_out_ = std::move(shared);
+                    shared_done_ = step;
+                  }))
+      return;
     for (int item = 0; item < items(); ++item) {
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || ready_[static_cast<std::size_t>(item)] == step; });
-        if (stopping_) return;
-        busy_ = true;
-      }
-      try {
-        run_item(item);
-      } catch (...) {
-        {
-          std::lock_guard lock(mu_);
-          error_ = std::current_exception();
-          busy_ = false;
-        }
-        cv_.notify_all();
-        return;
-      }
-      {
-        std::lock_guard lock(mu_);
-        done_[static_cast<std::size_t>(item)] = step;
-        busy_ = false;
-      }
-      cv_.notify_all();
+      const auto i = static_cast<std::size_t>(item);
+      if (!run_when([&] { return ready_[i] == step; }, [&] { run_item(item); }, [&] { done_[i] = step; })) return;
     }
   }
 }

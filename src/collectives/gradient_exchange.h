@@ -2,14 +2,18 @@
 // collectives on a communication thread of its own: a bucket's allreduce starts the moment
 // its last gradient is reported, while the caller's backprop goes on. The thread runs the
 // buckets in plan order whatever order they fill in, so every worker issues the same
-// collectives in the same order.
+// collectives in the same order. With `share_bytes` each step also allgathers a few bytes per
+// worker (the allreduce strategy's data cursors), first, as soon as they are given: that
+// collective overlaps the step's forward and backward pass, and finish() waits for it too.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -21,7 +25,9 @@ namespace trib::collectives {
 
 class GradientExchange {
  public:
-  GradientExchange(std::shared_ptr<Group> group, std::size_t bucket_bytes, Compression compression);
+  // `max_shared_bytes`: with share_bytes, the most one worker may share (allgather_bytes).
+  GradientExchange(std::shared_ptr<Group> group, std::size_t bucket_bytes, Compression compression,
+                   bool share_bytes = false, std::size_t max_shared_bytes = 0);
   // Stops the thread; if a collective is in progress, the group is aborted so it ends now.
   ~GradientExchange();
   GradientExchange(const GradientExchange&) = delete;
@@ -34,6 +40,11 @@ class GradientExchange {
   // `grads` by the averages (dense ones as views of the buckets, valid until the next
   // step). Rethrows a collective's error (and again on every later call).
   void finish(std::vector<update::GradTensor>& grads);
+  // With share_bytes: this worker's bytes of the current step, allgathered at once (before the
+  // step's gradients). A step finished without them shares empty bytes.
+  void share(std::string bytes);
+  // After finish(): every worker's bytes of the step just finished, in rank order.
+  const std::vector<std::string>& shared() const { return shared_out_; }
 
   struct Stats {
     std::uint64_t steps = 0;
@@ -49,10 +60,21 @@ class GradientExchange {
   void start(const std::vector<update::GradTensor>& grads);
   void comm_main();
   void run_item(int item);
+  void share_locked(std::string bytes);  // share(), with mu_ held
+  // On the thread: waits until `ready` (called with mu_ held), runs `op` (busy), then `done`
+  // (with mu_ held). False when stopping, or when `op` failed (its error kept for finish()).
+  bool run_when(const std::function<bool()>& ready, const std::function<void()>& op,
+                const std::function<void()>& done);
 
   std::shared_ptr<Group> group_;
   std::size_t bucket_bytes_;
   Compression compression_;
+  bool share_bytes_;
+  std::size_t max_shared_bytes_;
+  std::size_t shared_slot_ = 1024;  // allgather_bytes's slot: the same on every worker of the group
+  std::string shared_in_;
+  std::vector<std::string> shared_out_;
+  std::uint64_t shared_ready_ = 0, shared_done_ = 0;  // the step whose bytes were given, exchanged
   BucketPlan plan_;
   bool started_ = false;  // start() made the plan (empty where there are no parameters)
   std::vector<Tensor> buckets_;                   // f32 [elements], one per bucket

@@ -40,7 +40,8 @@ AllreduceUpdate::AllreduceUpdate(AllreduceUpdateOptions options)
   TRIB_CHECK(o_.scaled_for > 0, InvalidArgument, "allreduce strategy: a joiner must say how many workers its schedule is scaled for");
   if (o_.group) {
     workers_ = o_.group->size();
-    exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression);
+    exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression, o_.share_cursors,
+                                                   kMaxSharedCursorBytes);
   }
 }
 
@@ -73,6 +74,9 @@ std::int64_t AllreduceUpdate::start(VariableStore& vars, const Checkpoint* check
     return rollback_->step;
   }
   TRIB_CHECK(o_.group != nullptr, InvalidArgument, "allreduce strategy: start() after finish()");
+  // A start after the first (a stream group back at its checkpoint): the cursors kept are of
+  // steps the group has left.
+  group_cursors_.clear();
   std::int64_t step = UpdateStrategy::start(vars, checkpoint);
   Tensor s = Tensor::from_vector<std::int64_t>(Shape{1}, {step});
   try {
@@ -149,6 +153,9 @@ bool AllreduceUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& 
   TRIB_CHECK(exchange_ != nullptr, InvalidArgument, "allreduce strategy: apply() after finish()");
   rollback_.reset();
   try {
+    // The cursors' allgather is part of the step: a member that applies the step has every
+    // member's cursor of it, so the survivors of a later loss all hold those of the step they
+    // go back to.
     exchange_->finish(grads);
   } catch (const Error& e) {
     // A lost worker (Unavailable) or one that stalled (Timeout) may leave survivors to go on.
@@ -163,7 +170,20 @@ bool AllreduceUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& 
   // Where the data stood after this step, for a rollback to the step after it.
   cursors_[step] = cursor_;
   while (cursors_.size() > 4) cursors_.erase(cursors_.begin());
+  if (o_.share_cursors) {
+    group_cursors_[step] = exchange_->shared();
+    while (group_cursors_.size() > 4) group_cursors_.erase(group_cursors_.begin());
+  }
   return true;
+}
+
+void AllreduceUpdate::set_data_cursor(std::string cursor) {
+  cursor_ = std::move(cursor);
+  if (!o_.share_cursors || !exchange_) return;
+  TRIB_CHECK(cursor_.size() <= kMaxSharedCursorBytes, InvalidArgument,
+             "worker {}'s data cursor is {} bytes, more than the {} an allreduce group shares", o_.group->rank(),
+             cursor_.size(), kMaxSharedCursorBytes);
+  exchange_->share(cursor_);
 }
 
 }  // namespace trib::collectives

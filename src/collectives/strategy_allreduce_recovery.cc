@@ -8,6 +8,11 @@
 // rank to have finished s), so survivors differ by at most one step. The ones behind hold
 // exactly the state the others had before s: the group takes its variables and optimizer
 // state from the lowest such rank, so nothing needs to be kept per step to undo one.
+//
+// With options.share_cursors, every member's data cursor of each step travels inside the step's
+// exchange (before its gradients, after the batch is read): a survivor that applied step s - 1 holds every
+// member's cursor of it, the lost ones' included, and the lowest rank gives its copy to all
+// (Rollback::group_cursors), so that a stream job can seek the lost member's partitions there.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -66,6 +71,8 @@ void AllreduceUpdate::agree_and_roll_back(std::int64_t step, VariableStore& vars
   if (g.rank() == root)
     if (auto it = cursors_.find(to - 1); it != cursors_.end()) root_cursor = it->second;
   broadcast_bytes(g, root_cursor, root);
+  update::Rollback rb;
+  share_rollback_cursors(to, root, std::find(at, at + g.size(), kJoining) != at + g.size(), rb);
   // Nothing failed in the new group: now change this worker's own state.
   local_ = std::make_unique<update::LocalUpdate>(scaled_local_options(static_cast<double>(g.size())));
   local_->restore_state(slots);
@@ -74,13 +81,13 @@ void AllreduceUpdate::agree_and_roll_back(std::int64_t step, VariableStore& vars
     ++regroups_;
     steps_redone_ += ahead - to;
   }
-  update::Rollback rb;
   rb.step = to;
   rb.rank = g.rank();
   rb.workers = g.size();
   rb.generation = static_cast<std::int64_t>(g.generation());
   if (auto it = cursors_.find(to - 1); it != cursors_.end() && !it->second.empty()) rb.data_cursor = it->second;
   cursors_.erase(cursors_.lower_bound(to), cursors_.end());
+  group_cursors_.erase(group_cursors_.lower_bound(to), group_cursors_.end());
   if (!root_cursor.empty()) rb.peer_cursor = root_cursor;
   const std::string lr = fmt::format("learning rate x{:.4g}{}", lr_factor_,
                                      o_.linear_scaling ? " (linear scaling)" : " (linear scaling off: unchanged)");
@@ -100,8 +107,39 @@ void AllreduceUpdate::agree_and_roll_back(std::int64_t step, VariableStore& vars
   rollback_ = std::move(rb);
 }
 
+void AllreduceUpdate::share_rollback_cursors(std::int64_t to, int root, bool joining, update::Rollback& rb) {
+  if (!o_.share_cursors) {
+    rb.no_group_cursors = "the group shares no data cursors";
+    return;
+  }
+  // Every member decides alike: `joining` comes from the agreed steps, the rest from the root.
+  if (joining) {
+    rb.no_group_cursors = "a worker joins the group, which shares no cursors with it yet";
+    return;
+  }
+  Group& g = *o_.group;
+  std::vector<std::string> table;
+  if (g.rank() == root)
+    if (auto it = group_cursors_.find(to - 1); it != group_cursors_.end()) table = it->second;
+  broadcast_strings(g, table, root);
+  if (table.empty()) {
+    rb.no_group_cursors = fmt::format(
+        "the members' data cursors before step {} are not known (the group has not finished a step since it "
+        "started or went back to a checkpoint)",
+        to);
+    return;
+  }
+  for (std::size_t r = 0; r < table.size(); ++r)
+    if (table[r].empty()) {
+      rb.no_group_cursors = fmt::format("rank {} shared no data cursor before step {}", r, to);
+      return;
+    }
+  rb.group_cursors = std::move(table);
+}
+
 void AllreduceUpdate::adopt_group() {
-  exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression);
+  exchange_ = std::make_unique<GradientExchange>(o_.group, o_.bucket_bytes, o_.compression, o_.share_cursors,
+                                                 kMaxSharedCursorBytes);
   workers_ = o_.group->size();
 }
 

@@ -18,6 +18,7 @@ void read_stream_data(ConfigReader& data, KafkaDataConfig& k, SchemaDataConfig& 
   k.idle_timeout_s = kr.get<double>("idle_timeout_s", k.idle_timeout_s);
   k.record_ids = kr.get<bool>("record_ids", k.record_ids);
   k.assignment = kr.get<std::string>("assignment", k.assignment);
+  k.share_cursors = kr.get<bool>("share_cursors", k.share_cursors);
   kr.finish();
   TRIB_CHECK(k.assignment == "auto" || k.assignment == "group" || k.assignment == "job", InvalidArgument,
              "config {}: {} '{}' is not supported: expected auto, group or job", file, kr.where("assignment"),

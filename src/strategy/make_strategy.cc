@@ -84,6 +84,9 @@ std::unique_ptr<update::UpdateStrategy> make_allreduce_update(const train::Updat
   ao.await_rejoin = links.await_rejoin;
   ao.linear_scaling = in.job.schedule.linear_scaling;
   ao.scaled_for = links.workers;
+  // A stream group that loses a worker goes on from where every member's data stood at the
+  // step it rolls back to, the lost one's included (StreamHooks::on_regroup).
+  ao.share_cursors = in.job.data.stream() && in.job.data.kafka.share_cursors;
   // Its start() gives every worker the chief's step, variables and optimizer state.
   return std::make_unique<collectives::AllreduceUpdate>(std::move(ao));
 }

@@ -25,6 +25,7 @@ class ObservedHooks final : public TrainingHooks {
 
   void on_start(LoopContext& ctx) override;
   void on_step(LoopContext& ctx, const data::Batch& batch, const StepResult& result) override;
+  void before_step(LoopContext& ctx, const data::Batch& batch) override { inner_.before_step(ctx, batch); }
   void on_skip(LoopContext& ctx, const data::Batch& batch) override;
   void on_report(LoopContext& ctx) override;
   void on_last_step(LoopContext& ctx) override { inner_.on_last_step(ctx); }

@@ -69,6 +69,10 @@ class TrainingHooks {
   // what the step computed. result.logits came from the forward pass before the update: the
   // batch's prequential scores.
   virtual void on_step(LoopContext& /*ctx*/, const data::Batch& /*batch*/, const StepResult& /*result*/) {}
+  // Before each step's forward and backward pass, once its batch is read and the strategy has
+  // its data cursor, on every worker (a stream's id record, whose line an allreduce group that
+  // shares cursors needs before the exchange).
+  virtual void before_step(LoopContext& /*ctx*/, const data::Batch& /*batch*/) {}
   // After a step the strategy skipped (a non-finite gradient; ctx.step does not count it), on
   // the worker that skipped it, after source.skipped: the batch it consumed without training.
   virtual void on_skip(LoopContext& /*ctx*/, const data::Batch& /*batch*/) {}

@@ -170,10 +170,13 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
       std::optional<data::Batch> batch = source.next();
       if (!batch) break;  // the source ended (a stream gone idle)
       const auto t1 = std::chrono::steady_clock::now();
+      // The cursor once this batch is applied, given before the pass: an allreduce group that
+      // shares the cursors exchanges them while the pass runs.
+      if (std::optional<data::DataPosition> p = source.position_after(*batch)) update->set_data_cursor(p->serialize());
+      hooks.before_step(ctx, *batch);
       Tensor x = as_model_input(batch->features(), spec.input);
       StepResult r = graph_for(batch->rows()).run(x, batch->labels(), vars, static_cast<std::uint64_t>(ctx.step),
                                                   [u](std::size_t i, const update::GradTensor& g) { u->on_gradient_ready(i, g); });
-      if (std::optional<data::DataPosition> p = source.position_after(*batch)) update->set_data_cursor(p->serialize());
       const auto t2 = std::chrono::steady_clock::now();
       const bool applied = update->apply(ctx.step, r.grads, vars);
       ctx.timing = {std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(),

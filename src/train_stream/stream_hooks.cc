@@ -49,6 +49,18 @@ std::vector<int> planned_members(const train::Distribution& dist, std::int64_t g
   return plan->workers;
 }
 
+// The chief's note for allreduce group `generation` (regroup_key): where it goes on, and its members.
+nlohmann::json await_regroup_note(const train::Distribution& dist, std::int64_t generation) {
+  std::optional<std::string> text;
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1); !(text = dist.lookup(regroup_key(generation)));) {
+    TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout,
+               "worker {}: the chief did not say where allreduce group {} goes on within 60 s", dist.worker_index,
+               generation);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return nlohmann::json::parse(*text);
+}
+
 // The "kafka" section among a restore's checkpoint sections (JSON text; empty: none).
 data::DataPosition kafka_section(const std::string& sections) {
   if (sections.empty()) return {};
@@ -91,7 +103,8 @@ StreamHooks::StreamHooks(KafkaBatchSource& source, const std::filesystem::path& 
     : source_(source), run_dir_(run_dir), record_ids_(record_ids), checkpoint_every_(checkpoint_every) {
   if (metrics != nullptr) gauges_.emplace(*metrics);
   // Each update's cursor carries this worker's counts with its batch trained: a worker
-  // relaunched at a parameter server's cursor continues them (rejoin).
+  // relaunched at a parameter server's cursor continues them (rejoin), and an allreduce group
+  // that shares cursors keeps a lost worker's counts with its events (regroup_from_cursors).
   source_.set_cursor_counts([this](const data::Batch& batch) {
     metrics_.set_dead_lettered(source_.kafka().stats().poison);
     stream::StreamCounts c = metrics_.counts();
@@ -103,6 +116,7 @@ StreamHooks::StreamHooks(KafkaBatchSource& source, const std::filesystem::path& 
 void StreamHooks::on_start(train::LoopContext& ctx) {
   const train::Distribution& dist = ctx.distribution;
   ids_.emplace(run_dir_, dist.worker_index, record_ids_);
+  shares_cursors_ = ctx.job.strategy.name == config::StrategyName::allreduce && ctx.job.data.kafka.share_cursors;
   relay_.emplace(dist.worker_index, dist.workers, dist.publish, dist.lookup);
   const data::DataPosition& restored = source_.restored_offsets();
   if (!restored.fields().empty()) {
@@ -169,13 +183,22 @@ void StreamHooks::on_step(train::LoopContext& ctx, const data::Batch& batch, con
   // prequential scores; the update that used the batch happened now.
   metrics_.record(batch, positive_scores(result.logits), wall_ms());
   if (gauges_) gauges_->step(batch, wall_ms());
-  ids_->step(ctx.step, batch);
+  if (!shares_cursors_) ids_->step(ctx.step, batch);  // else written before the exchange
   // Tests: a worker lost at a known step, its update applied and recorded (app/fault_hooks.h).
   if (ctx.distribution.fault_point) ctx.distribution.fault_point(fmt::format("stream-step-applied:{}", ctx.step));
 }
 
-void StreamHooks::on_skip(train::LoopContext& /*ctx*/, const data::Batch& batch) {
+void StreamHooks::before_step(train::LoopContext& ctx, const data::Batch& batch) {
+  if (!shares_cursors_) return;
+  // The step's line goes in before the exchange, which may complete on the others even if this
+  // worker dies in it: they keep its events then, and the record must hold them. A rewind line
+  // retracts it when the step is not applied here (on_skip, a regroup to an earlier step).
+  ids_->step(ctx.step + 1, batch);
+}
+
+void StreamHooks::on_skip(train::LoopContext& ctx, const data::Batch& batch) {
   metrics_.record_skipped(batch.rows());
+  if (shares_cursors_) ids_->rewind(ctx.step);
 }
 
 void StreamHooks::on_report(train::LoopContext& ctx) {
@@ -232,9 +255,13 @@ bool StreamHooks::checkpoint_and_commit(train::LoopContext& ctx, const data::Dat
 data::DataPosition StreamHooks::rewind_to(train::LoopContext& ctx, const std::string& sections, std::int64_t step) {
   data::DataPosition offsets = kafka_section(sections);
   if (offsets.fields().empty()) offsets = source_.restored_offsets();
-  metrics_.rewind_counts(own_counts(ctx.distribution, offsets, source_.sync().members()));
-  ids_->rewind(step);
+  take_back(ctx, offsets, step);
   return offsets;
+}
+
+void StreamHooks::take_back(train::LoopContext& ctx, const data::DataPosition& position, std::int64_t step) {
+  metrics_.rewind_counts(own_counts(ctx.distribution, position, source_.sync().members()));
+  ids_->rewind(step);
 }
 
 void StreamHooks::on_rewind(train::LoopContext& ctx, const update::Rewind& rewind) {
@@ -248,7 +275,11 @@ void StreamHooks::on_rewind(train::LoopContext& ctx, const update::Rewind& rewin
 }
 
 std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, const update::Rollback& rollback) {
+  if (!rollback.group_cursors.empty()) return regroup_from_cursors(ctx, rollback);
   const train::Distribution& dist = ctx.distribution;
+  if (shares_cursors_)
+    ctx.progress.message(fmt::format("worker {}: allreduce group {} rolls back to the newest checkpoint: {}",
+                                     dist.worker_index, rollback.generation, rollback.no_group_cursors));
   // The chief (rank 0 of every group it is in: plans list workers in order) states the step,
   // the checkpoint's sections and the members; its variables and optimizer state reach the
   // others through the group (UpdateStrategy::start broadcasts rank 0's).
@@ -280,14 +311,11 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
     lost_in_broadcast = e.what();
   }
   if (dist.fault_point) dist.fault_point("allreduce-stream-rollback");
-  std::optional<std::string> text;
-  for (const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1); !(text = dist.lookup(regroup_key(rollback.generation)));) {
-    TRIB_CHECK(std::chrono::steady_clock::now() < until, Timeout,
-               "worker {}: the chief did not say which checkpoint allreduce group {} rolls back to within 60 s",
-               dist.worker_index, rollback.generation);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  const nlohmann::json note = nlohmann::json::parse(*text);
+  const nlohmann::json note = await_regroup_note(dist, rollback.generation);
+  TRIB_CHECK(note.contains("sections"), InvalidArgument,
+             "worker {}: allreduce group {} rolls back to its checkpoint, but the chief goes on from the members' "
+             "cursors: {}",
+             dist.worker_index, rollback.generation, note.dump());
   const std::int64_t step = started.value_or(note.at("step").get<std::int64_t>());
   TRIB_CHECK(note.at("step").get<std::int64_t>() == step, InvalidArgument,
              "worker {}: the group rolled back to step {} but the chief announced checkpoint {}", dist.worker_index, step,
@@ -299,19 +327,9 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
   source_.sync().set_members(note.at("members").get<std::vector<int>>());
   const data::DataPosition offsets = rewind_to(ctx, note.at("sections").dump(), step);
   if (ctx.chief()) regrouped_from_ = stream::progress_fields(offsets);
-  // Every member seeks before any reads again: partitions that a rebalance moves between
-  // them from here on then continue from hand-over commits tagged with this generation, never
-  // from positions taken before the rewind (kafka_source_offsets.cc).
-  bool all_rewound = true;
-  source_.rewind(offsets, rollback.generation, [&] { all_rewound = source_.sync().rendezvous(kRewound); });
+  // (A member lost in the broadcast was named above.)
+  rewind_group(ctx, offsets, rollback.generation, started.has_value());
   ctx.saved_step = step;
-  // Another member lost during the rollback: this group's next exchange fails, and the
-  // survivors re-form again and roll back again (this hook, a newer generation). (One lost in
-  // the broadcast was named above.)
-  if (!all_rewound && started)
-    ctx.progress.message(fmt::format("worker {}: a member of allreduce group {} was lost during its rollback; the "
-                                     "group re-forms again at its next exchange",
-                                     dist.worker_index, rollback.generation));
   ctx.progress.message(fmt::format("worker {}: allreduce group {} (workers {}) rolled back to checkpoint {} from step {} "
                                    "({} steps to redo), variables crc32c {:08x}; Kafka positions rewound in place: {}; "
                                    "reads partitions {}{}",
@@ -320,6 +338,51 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
                                    std::max<std::int64_t>(0, ctx.step - step), update::variables_crc32c(ctx.vars),
                                    offsets.to_string(),
                                    fmt::join(source_.kafka().assignment(), ", "),
+                                   source_.kafka().options().share ? " (assigned by the job)" : ""));
+  return step;
+}
+
+void StreamHooks::rewind_group(train::LoopContext& ctx, const data::DataPosition& position, std::int64_t generation,
+                               bool say_lost) {
+  // Every member seeks before any reads again: partitions that a rebalance moves between
+  // them from here on then continue from hand-over commits tagged with this generation, never
+  // from positions taken before the rewind (kafka_source_offsets.cc).
+  bool all_rewound = true;
+  source_.rewind(position, generation, [&] { all_rewound = source_.sync().rendezvous(kRewound); });
+  // Another member lost during the rollback: this group's next exchange fails, and the
+  // survivors re-form again and roll back again (on_regroup, a newer generation).
+  if (!all_rewound && say_lost)
+    ctx.progress.message(fmt::format("worker {}: a member of allreduce group {} was lost during its rollback; the "
+                                     "group re-forms again at its next exchange",
+                                     ctx.distribution.worker_index, generation));
+}
+
+std::int64_t StreamHooks::regroup_from_cursors(train::LoopContext& ctx, const update::Rollback& rollback) {
+  const train::Distribution& dist = ctx.distribution;
+  const std::int64_t step = rollback.step;
+  if (ctx.chief())
+    dist.publish(regroup_key(rollback.generation),
+                 nlohmann::json{{"step", step}, {"members", planned_members(dist, rollback.generation)}}.dump());
+  const nlohmann::json note = await_regroup_note(dist, rollback.generation);
+  TRIB_CHECK(!note.contains("sections") && note.at("step").get<std::int64_t>() == step, InvalidArgument,
+             "worker {}: allreduce group {} goes on from step {} with its members' cursors, but the chief announced {}",
+             dist.worker_index, rollback.generation, step, note.dump());
+  // The group's whole progress at the step: each member's applied progress and counts, the
+  // lost ones' included; partitions are disjoint but for a claim handed over (merge_claims).
+  data::DataPosition merged;
+  for (const std::string& cursor : rollback.group_cursors) stream::merge_claims(merged, data::DataPosition::parse(cursor));
+  source_.sync().set_members(note.at("members").get<std::vector<int>>());
+  take_back(ctx, merged, step);
+  const data::DataPosition progress = stream::progress_fields(merged);
+  if (ctx.chief()) regrouped_from_ = progress;
+  if (dist.fault_point) dist.fault_point("allreduce-stream-rollback");
+  rewind_group(ctx, progress, rollback.generation, true);
+  ctx.progress.message(fmt::format("worker {}: allreduce group {} (workers {}) goes on from step {} with the Kafka "
+                                   "progress of that step of all {} workers that took it, lost ones included, "
+                                   "variables crc32c {:08x}; Kafka positions rewound in place: {}; reads partitions {}{}",
+                                   dist.worker_index, rollback.generation, fmt::join(source_.sync().members(), ", "),
+                                   step, rollback.group_cursors.size(), update::variables_crc32c(ctx.vars),
+                                   progress.to_string(), fmt::join(source_.kafka().assignment(), ", "),
                                    source_.kafka().options().share ? " (assigned by the job)" : ""));
   return step;
 }

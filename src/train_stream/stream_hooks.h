@@ -19,7 +19,10 @@
 namespace trib::train_stream {
 
 // Appends "step id id ..." per applied step to <run>/stream_ids/worker-<index>.txt, each line
-// written whole and flushed so that a killed run leaves complete lines.
+// written whole and flushed so that a killed run leaves complete lines. An allreduce group
+// that shares cursors writes the line as the step's exchange begins (its events are kept if
+// the others apply the step, even when this worker dies in it), and a "rewind" line retracts
+// it when the step is not applied.
 class IdRecorder {
  public:
   IdRecorder(const std::filesystem::path& run_dir, int worker, bool enabled);
@@ -41,16 +44,22 @@ class StreamHooks final : public train::TrainingHooks {
 
   void on_start(train::LoopContext& ctx) override;
   void on_step(train::LoopContext& ctx, const data::Batch& batch, const train::StepResult& result) override;
+  // Allreduce with data.kafka.share_cursors: writes the step's id line (see IdRecorder).
+  void before_step(train::LoopContext& ctx, const data::Batch& batch) override;
   void on_skip(train::LoopContext& ctx, const data::Batch& batch) override;
   void on_report(train::LoopContext& ctx) override;
   void on_last_step(train::LoopContext& ctx) override;
   // The job rolled back in place: the Kafka positions go back to the checkpoint's (in the
   // restore's sections), inside this process, and so do the counts.
   void on_rewind(train::LoopContext& ctx, const update::Rewind& rewind) override;
-  // Allreduce, a lost worker: the survivors' group takes the chief's newest checkpoint
-  // (variables and optimizer state through the group, no shared filesystem) and every survivor
-  // rewinds its Kafka positions to the checkpoint's, for every partition it owns or is given
-  // later (the lost worker's, moved by the consumer group). Returns the checkpoint's step.
+  // Allreduce, a lost worker. With the members' cursors of the step the group rolled back to
+  // (Rollback::group_cursors, data.kafka.share_cursors): every survivor rewinds its Kafka
+  // positions to their merged progress there, the lost worker's partitions shared among the
+  // survivors, and the counts go back with them; the group goes on from that step. Without
+  // (not shared, not known yet, or a worker joining): the survivors' group takes the chief's
+  // newest checkpoint (variables and optimizer state through the group, no shared filesystem)
+  // and every survivor rewinds its Kafka positions to the checkpoint's, for every partition it
+  // owns or is given later. Returns the step the group goes on from.
   std::optional<std::int64_t> on_regroup(train::LoopContext& ctx, const update::Rollback& rollback) override;
   void on_checkpoint(train::LoopContext& ctx, bool final) override;
   void on_end(train::LoopContext& ctx) override;
@@ -68,6 +77,14 @@ class StreamHooks final : public train::TrainingHooks {
   // The positions a restore goes back to: its checkpoint's "kafka" section, or where this run
   // started when it has none. Counts and the id record go back with them.
   data::DataPosition rewind_to(train::LoopContext& ctx, const std::string& sections, std::int64_t step);
+  // on_regroup with the members' cursors: returns rollback.step.
+  std::int64_t regroup_from_cursors(train::LoopContext& ctx, const update::Rollback& rollback);
+  // Every member of allreduce group `generation` rewinds to `position` and waits for the others
+  // before reading; with `say_lost`, a line when one was lost meanwhile.
+  void rewind_group(train::LoopContext& ctx, const data::DataPosition& position, std::int64_t generation,
+                    bool say_lost);
+  // Counts and the id record back to `position` (its counts fields) at `step`.
+  void take_back(train::LoopContext& ctx, const data::DataPosition& position, std::int64_t step);
   // Chief, at the end: the other workers' last rows and the summary line of `merged`'s counts.
   void summarize(train::LoopContext& ctx, const data::DataPosition& merged);
   // A relaunched parameter-server worker (job-assigned partitions; the chief too): its counts
@@ -78,6 +95,7 @@ class StreamHooks final : public train::TrainingHooks {
   KafkaBatchSource& source_;
   std::filesystem::path run_dir_;
   bool record_ids_;
+  bool shares_cursors_ = false;  // allreduce with data.kafka.share_cursors (from on_start)
   std::int64_t checkpoint_every_;
   stream::PrequentialMetrics metrics_;
   std::optional<IdRecorder> ids_;  // from on_start: the run directory exists by then

@@ -72,7 +72,18 @@ struct AllreduceUpdateOptions {
   int scaled_for = 0;
   // How many failed exchanges in a row a worker tries to recover from before it gives up.
   int max_regroups = 8;
+  // Every step, inside its exchange (first, overlapping the step's compute), the members
+  // allgather their data cursors (set_data_cursor), and keep every member's for the last few
+  // steps: a re-formed group then
+  // knows where a lost member's data stood at the step it rolls back to
+  // (Rollback::group_cursors). For stream jobs, whose survivors take over the lost member's
+  // partitions; a file job's shards need only each worker's own cursor, and skip the exchange.
+  bool share_cursors = false;
 };
+
+// The largest data cursor a member may share (a Kafka position with a shuffle buffer's ranges
+// holds a few KB): a bigger one fails the step naming it, before anything is allocated.
+inline constexpr std::size_t kMaxSharedCursorBytes = std::size_t{1} << 20;
 
 class AllreduceUpdate final : public update::UpdateStrategy {
  public:
@@ -103,7 +114,9 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   // decision on every worker, since every worker holds the same averages), clip, update.
   bool apply(std::int64_t step, std::vector<update::GradTensor>& grads, VariableStore& vars) override;
   float learning_rate(std::int64_t step) const override { return local_->learning_rate(step); }
-  void set_data_cursor(std::string cursor) override { cursor_ = std::move(cursor); }
+  // With options.share_cursors, the group's allgather of the cursors starts here, overlapping
+  // the step's compute when the loop gives the cursor before it.
+  void set_data_cursor(std::string cursor) override;
   std::map<std::string, Tensor> state() const override { return local_->state(); }
   void restore_state(const std::map<std::string, Tensor>& tensors) override { local_->restore_state(tensors); }
 
@@ -122,6 +135,8 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   void recover(std::int64_t step, VariableStore& vars, const std::string& why);
   void agree_and_roll_back(std::int64_t step, VariableStore& vars, const std::string& why, int old_size);
   void adopt_group();  // the exchange and learning rate for the group now in o_.group
+  // The group's cursors of step `to` - 1 from rank `root` (agree_and_roll_back), into `rb`.
+  void share_rollback_cursors(std::int64_t to, int root, bool joining, update::Rollback& rb);
   void hand_over_final_state(std::shared_ptr<Group> next);  // finish() with options.await_rejoin
   // Sets lr_factor_ for a group of `workers`.
   update::LocalUpdateOptions scaled_local_options(double workers);
@@ -139,6 +154,9 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   std::int64_t steps_redone_ = 0;
   std::string cursor_;                            // set_data_cursor of the step being applied
   std::map<std::int64_t, std::string> cursors_;   // after each recent applied step
+  // options.share_cursors: every member's cursor after each recent applied step, in rank order
+  // of the group that applied it. Cleared by start(): a group back at a checkpoint left them.
+  std::map<std::int64_t, std::vector<std::string>> group_cursors_;
   std::optional<update::Rollback> rollback_;
   VariableStore* vars_ = nullptr;  // the loop's, for hand_over_final_state()
   std::int64_t next_step_ = 0;     // the step after the last one applied

@@ -33,6 +33,11 @@ struct KafkaDataConfig {
   // roll back together, group otherwise (a lost parameter-server worker's partitions are
   // moved by the group with their hand-over commits). See docs/streaming.md.
   std::string assignment = "auto";
+  // Allreduce: every step the workers also exchange where their data stands (a few KB each),
+  // so that a group that loses a worker goes on from the step it rolls back to, with every
+  // member's Kafka progress of that step (the lost one's included). False: no exchange, and
+  // such a group rolls back to the newest checkpoint. See docs/fault_tolerance.md.
+  bool share_cursors = true;
   // Debug/test hook: each worker appends "step id id ..." per applied step to
   // <run>/stream_ids/worker-<index>.txt (needs schema.id_field).
   bool record_ids = false;

@@ -32,6 +32,12 @@ struct Rollback {
   // Where the worker whose state the group took stood after step - 1, in its own shard: a
   // worker that joins a running group starts its data there (moved to its shard).
   std::optional<std::string> peer_cursor;
+  // Every member's data cursor of step - 1, the lost members' included, in the ranks of the
+  // group that applied that step, when the strategy shares them each step (a stream job: a
+  // hook merges them into the group's whole progress at `step`). Empty: not known, and
+  // `no_group_cursors` says why (one phrase for the log).
+  std::vector<std::string> group_cursors;
+  std::string no_group_cursors;
   std::string message;  // one line for the log: who was lost, what was undone
   std::int64_t generation = 0;  // the re-formed group's (a stream job scopes its barriers by it)
 };

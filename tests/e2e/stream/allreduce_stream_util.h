@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -69,11 +70,13 @@ struct TwoLosses {
 // step 2 * every + 25, then to worker `second` once the fault says it holds it (in the
 // survivors' rollback). Survivors held in the rollback do not poll their consumers, for longer
 // than the job's 3 s consumer-group session: the job, not the group, assigns the partitions
-// (data.kafka.assignment: auto), so nothing evicts them.
+// (data.kafka.assignment: auto), so nothing evicts them. `extra`: more `--set` values.
 inline TwoLosses run_losing_two(const std::string& bootstrap, const fs::path& out, const std::string& group, int steps,
-                                int every, int second, const std::string& fault) {
+                                int every, int second, const std::string& fault,
+                                const std::vector<std::string>& extra = {}) {
   std::vector<std::string> args = job_args(bootstrap, out, group, steps, every, 4);
   args.insert(args.end(), {"--set", "cluster.max_restarts=0"});  // the lost workers are not relaunched
+  for (const std::string& e : extra) args.insert(args.end(), {"--set", e});
   const std::string held = "TRIB_TEST_FAULT: worker " + std::to_string(second) + " is held";
   pid_t second_pid = 0, worker3 = 0;
   std::atomic<bool> lost3{false};
@@ -159,10 +162,11 @@ inline void expect_kept_once(const fs::path& out, const std::string& output, con
 // Worker 2 of a 3-worker `trib coordinator` job (`run`: its run directory) was killed once its
 // step 2 * `every` + 25 was applied and started again; `members`: workers 0 and 1 and the
 // process started again, `out` the transcript. The joiner joined a generation whose group of 3
-// rolled back to one checkpoint on every member with the same variables (crc32c), at or after
-// the survivors' own rollback (at least 2 * `every`), and every kept event (all workers' up to
-// the survivors' rollback, the survivors' up to the join's checkpoint, all three's after it) was
-// trained exactly once (expect_kept_once).
+// rolled back to one checkpoint on every member with the same variables (crc32c); the survivors
+// before it went on from their own step (past 2 * `every`, never back to a checkpoint), and every
+// kept event (all workers' up to the earlier of that step and the join's checkpoint, the
+// survivors' up to the join's checkpoint, all three's after it) was trained exactly once
+// (expect_kept_once).
 inline void expect_rejoined_once(const fs::path& run, int steps, int every, const std::vector<testing::Trib*>& members,
                                  const std::string& out) {
   std::smatch m;
@@ -188,19 +192,25 @@ inline void expect_rejoined_once(const fs::path& run, int steps, int every, cons
     EXPECT_EQ(std::stoll(m[1]), rejoined_at) << out;
     EXPECT_EQ(m[2], crc) << p->name() << " goes on from the group's variables";
   }
-  std::int64_t lost_at = rejoined_at;  // the survivors' own rollback, if they went on as 2 first
+  // The step the survivors went on from, if they went on as 2 first (with all 3 workers'
+  // progress of it, never back to a checkpoint).
+  std::int64_t lost_at = rejoined_at;
   if (std::regex_search(members[0]->output(), m,
-                        std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1\) rolled back to checkpoint (\d+))")))
+                        std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1\) goes on from step (\d+) with the )"
+                                   R"(Kafka progress of that step of all 3 workers)")))
     lost_at = std::stoll(m[1]);
   EXPECT_GE(lost_at, 2 * every) << out;
-  EXPECT_GE(rejoined_at, lost_at) << out;
+  EXPECT_EQ(out.find("(workers 0, 1) rolled back to checkpoint"), std::string::npos) << out;
+  // The join's checkpoint may be before the step the survivors went on from: its rollback then
+  // undid the lost worker's steps after it too.
+  const std::int64_t kept_lost = std::min(lost_at, rejoined_at);
 
   std::map<std::int64_t, int> seen;
   add_kept_ids(run, 0, steps, seen);
   add_kept_ids(run, 1, steps, seen);
-  add_kept_ids(run, 2, steps, seen, lost_at);  // the started-again process's record: a second "run" line
-  expect_kept_once(run, members[0]->output(), seen, 3 * lost_at + 2 * (rejoined_at - lost_at) + 3 * (steps - rejoined_at),
-                   steps);
+  add_kept_ids(run, 2, steps, seen, kept_lost);  // the started-again process's record: a second "run" line
+  expect_kept_once(run, members[0]->output(), seen,
+                   3 * kept_lost + 2 * (rejoined_at - kept_lost) + 3 * (steps - rejoined_at), steps);
 }
 
 }  // namespace trib::stream_e2e

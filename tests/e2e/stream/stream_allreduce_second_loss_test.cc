@@ -23,11 +23,13 @@ namespace {
 using namespace stream_e2e;
 
 // 4 workers: kill -9 to worker 3 25 steps after checkpoint 200; the survivors (0, 1, 2)
-// re-form and are held inside their rollback (after taking the checkpoint's state, before
-// their Kafka rewind), where worker 2 is killed too. Workers 0 and 1 give way at the rewind's
-// rendezvous, their next exchange fails, and they re-form again as (0, 1), back to the same
-// checkpoint; no process restarts. Kept events: all 4 workers' up to the checkpoint, workers
-// 0 and 1's after it; each once, and the final checkpoint's offsets hold exactly them.
+// re-form and are held inside their rollback (after taking the group's state and merging the
+// workers' Kafka progress of the step they go back to, before their Kafka rewind), where worker 2
+// is killed too. Workers 0 and 1 give way at the rewind's rendezvous, their next exchange fails,
+// and they re-form again as (0, 1), back to the same step, with the same progress (all 4
+// workers' of that step: nothing was applied between the losses); no process restarts. Kept
+// events: all 4 workers' up to that step, workers 0 and 1's after it; each once, and the final
+// checkpoint's offsets hold exactly them.
 TEST(StreamTraining, AnAllreduceJobThatLosesASecondWorkerDuringItsRollbackReformsAgainExactlyOnce) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 8}}});
   produce_all(broker.bootstrap());
@@ -40,24 +42,33 @@ TEST(StreamTraining, AnAllreduceJobThatLosesASecondWorkerDuringItsRollbackReform
   ASSERT_TRUE(losses.lost_second) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("rolled back to checkpoint"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("worker 0: a member of allreduce group"), std::string::npos) << r.output;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1, 2\) rolled back to checkpoint (\d+))")))
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1, 2\) goes on from step (\d+) with the Kafka progress of that step of all 4 workers)")))
       << r.output;
-  const std::int64_t checkpoint = std::stoll(m[1]);
-  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1\) rolled back to checkpoint (\d+) from step \d+)")))
+  const std::int64_t step = std::stoll(m[1]);
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1\) goes on from step (\d+) with the Kafka progress of that step of all 4 workers)")))
       << r.output;
   std::printf("[ info ] %s\n", m[0].str().c_str());
-  EXPECT_EQ(std::stoll(m[1]), checkpoint) << "no checkpoint between the two losses";
-  EXPECT_GE(checkpoint, 2 * every) << r.output;
+  EXPECT_EQ(std::stoll(m[1]), step) << "no step applied between the two losses";
+  EXPECT_GT(step, 2 * every) << r.output;
+  EXPECT_LT(step, 3 * every) << r.output;
+  // Each group went back at most the one step its strategy undid.
+  for (const std::string workers : {"3 workers \\(was 4", "2 workers \\(was 3"}) {
+    ASSERT_TRUE(std::regex_search(r.output, m, std::regex("with " + workers + R"(; this one rank 0\); back to step (\d+) \((\d+) step\(s\) undone\))")))
+        << r.output;
+    EXPECT_EQ(std::stoll(m[1]), step) << r.output;
+    EXPECT_LE(std::stoll(m[2]), 1) << r.output;
+  }
   EXPECT_NE(r.output.find("worker 1: allreduce group"), std::string::npos) << r.output;
 
   std::map<std::int64_t, int> seen;
   add_kept_ids(out, 0, steps, seen);
   add_kept_ids(out, 1, steps, seen);
-  add_kept_ids(out, 2, checkpoint, seen);  // the lost workers' steps after the checkpoint were rolled back
-  add_kept_ids(out, 3, checkpoint, seen);
-  expect_kept_once(out, r.output, seen, 4 * checkpoint + 2 * (steps - checkpoint), steps);
+  add_kept_ids(out, 2, step, seen);  // the lost workers' steps after that step were rolled back
+  add_kept_ids(out, 3, step, seen);
+  expect_kept_once(out, r.output, seen, 4 * step + 2 * (steps - step), steps);
   fs::remove_all(out);
 }
 

@@ -259,6 +259,80 @@ TEST(AllreduceLostRank, ASurvivorAheadTakesTheStateOfTheOneBehind) {
   EXPECT_EQ(max_difference(out[0].vars, out[1].vars), 0.0) << "rank 0's extra step was undone, optimizer state too";
 }
 
+// What the survivors of a group sharing cursors learn (AllreduceUpdateOptions::share_cursors):
+// rank 2 leaves after `common` steps, each rank's cursor of step s being "rank R after s".
+std::vector<update::Rollback> rollbacks_sharing_cursors(int common, bool share) {
+  const Data data = make_data();
+  ThreadGroup g(kRanks, GroupOptions{.op_timeout = std::chrono::seconds(20)});
+  Survivors survivors(g);
+  std::vector<update::Rollback> out(kRanks);
+  std::latch common_done(kRanks);
+  g.run_ok(
+      [&](int original, Group&) {
+        EngineContext engine({.intra_op_threads = 1, .inter_op_threads = 2});
+        train::ModelSpec spec = model_spec();
+        train::ModelGraph graph(spec, kBatch, true, engine);
+        VariableStore vars;
+        train::initialize_parameters(graph.parameters(), spec.seed, vars);
+        std::shared_ptr<Group> group(std::move(g.groups[static_cast<std::size_t>(original)]));
+        AllreduceUpdateOptions o = options(group, graph, survivors.regroup(original));
+        o.share_cursors = share;
+        AllreduceUpdate update(std::move(o));
+        for (int s = 0; s < common; ++s) {
+          auto [x, y] = data.batch(s, original, 1);
+          train::StepResult r = graph.run(x, y, vars, static_cast<std::uint64_t>(s));
+          update.set_data_cursor(fmt::format("rank {} after {}", original, s));
+          ASSERT_TRUE(update.apply(s, r.grads, vars));
+        }
+        common_done.arrive_and_wait();
+        if (original == 2) {
+          survivors.lose(2);
+          group->core().shut_down();
+          return;
+        }
+        auto [x, y] = data.batch(common, original, 1);
+        train::StepResult r = graph.run(x, y, vars, common);
+        update.set_data_cursor(fmt::format("rank {} after {}", original, common));
+        ASSERT_FALSE(update.apply(common, r.grads, vars));
+        std::optional<update::Rollback> rb = update.take_rollback();
+        ASSERT_TRUE(rb);
+        out[static_cast<std::size_t>(original)] = *rb;
+        update.finish();
+      },
+      std::chrono::seconds(60));
+  return out;
+}
+
+// Every survivor gets every member's cursor of the last step they all completed, the lost
+// rank's included, in the old group's rank order: the survivors can merge the group's whole
+// data progress there (a stream job: StreamHooks::on_regroup).
+TEST(AllreduceLostRank, SharedCursorsGiveSurvivorsTheLostRanksCursorOfTheRollbackStep) {
+  const std::vector<update::Rollback> rb = rollbacks_sharing_cursors(3, true);
+  for (int r : {0, 1}) {
+    SCOPED_TRACE(fmt::format("rank {}", r));
+    EXPECT_EQ(rb[static_cast<std::size_t>(r)].step, 3);
+    EXPECT_EQ(rb[static_cast<std::size_t>(r)].group_cursors,
+              (std::vector<std::string>{"rank 0 after 2", "rank 1 after 2", "rank 2 after 2"}));
+    EXPECT_EQ(rb[static_cast<std::size_t>(r)].no_group_cursors, "");
+  }
+}
+
+// Lost before the group finished a step: nobody knows the lost rank's cursor, and the
+// rollback says why; without share_cursors no cursors are exchanged at all.
+TEST(AllreduceLostRank, WithoutSharedCursorsOfTheRollbackStepTheRollbackSaysWhy) {
+  const std::vector<update::Rollback> first = rollbacks_sharing_cursors(0, true);
+  for (const update::Rollback& rb : {first[0], first[1]}) {
+    EXPECT_EQ(rb.step, 0);
+    EXPECT_TRUE(rb.group_cursors.empty());
+    EXPECT_NE(rb.no_group_cursors.find("data cursors before step 0 are not known"), std::string::npos)
+        << rb.no_group_cursors;
+  }
+  const update::Rollback rb = rollbacks_sharing_cursors(3, false)[1];
+  EXPECT_EQ(rb.step, 3);
+  EXPECT_TRUE(rb.group_cursors.empty());
+  EXPECT_EQ(rb.no_group_cursors, "the group shares no data cursors");
+}
+
 // Without a Regroup a lost rank still ends the run, naming it.
 TEST(AllreduceLostRank, WithoutRegroupTheFailureEndsTheRun) {
   const Data data = make_data();

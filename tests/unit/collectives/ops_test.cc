@@ -3,6 +3,7 @@
 
 #include <atomic>
 
+#include "collectives/named_tensors.h"
 #include "trib/collectives/allgather.h"
 #include "trib/collectives/barrier.h"
 #include "trib/collectives/broadcast.h"
@@ -68,6 +69,33 @@ TEST_P(OpsOnRanks, AllgatherWithDifferentRowCounts) {
       for (std::int64_t i = 0; i < from * 10; ++i) ASSERT_EQ(o.data<float>()[at++], static_cast<float>(from));
     }
   }
+}
+
+// Bytes of any length up to the limit, in rank order; the slot grows alike on every rank when
+// one rank's bytes do not fit (5000 bytes: 8192), and a length over the limit fails naming it.
+TEST_P(OpsOnRanks, AllgatherBytesGrowsItsSlotAlikeOnEveryRank) {
+  const int n = GetParam();
+  ThreadGroup g(n, GroupOptions{.segment_bytes = 256});
+  auto bytes_of = [](int r) { return std::string(static_cast<std::size_t>(r == 1 ? 5000 : r * 7), char('a' + r)); };
+  std::vector<std::vector<std::string>> out(static_cast<std::size_t>(n)), again(static_cast<std::size_t>(n));
+  std::vector<std::size_t> slots(static_cast<std::size_t>(n));
+  g.run_ok([&](int r, Group& group) {
+    std::size_t slot = 1024;
+    out[static_cast<std::size_t>(r)] = allgather_bytes(group, bytes_of(r), 1 << 20, slot);
+    again[static_cast<std::size_t>(r)] = allgather_bytes(group, std::to_string(r), 1 << 20, slot);
+    slots[static_cast<std::size_t>(r)] = slot;
+  });
+  for (int r = 0; r < n; ++r) {
+    ASSERT_EQ(out[static_cast<std::size_t>(r)].size(), static_cast<std::size_t>(n));
+    for (int from = 0; from < n; ++from) {
+      EXPECT_EQ(out[static_cast<std::size_t>(r)][static_cast<std::size_t>(from)], bytes_of(from));
+      EXPECT_EQ(again[static_cast<std::size_t>(r)][static_cast<std::size_t>(from)], std::to_string(from));
+    }
+    EXPECT_EQ(slots[static_cast<std::size_t>(r)], n > 1 ? 8192u : 1024u);
+  }
+  std::size_t slot = 16;
+  ThreadGroup one(1);
+  one.run_ok([&](int, Group& group) { EXPECT_THROW(allgather_bytes(group, std::string(100, 'x'), 64, slot), InvalidArgument); });
 }
 
 TEST_P(OpsOnRanks, AllgatherOfScalars) {
