@@ -42,12 +42,15 @@ struct Loss {
 };
 
 // Every id in every worker's record, whichever process of the worker wrote it: a relaunched
-// worker continues at its last applied push, so nothing its lost process recorded is undone.
+// worker continues at its last applied push, so nothing its lost process recorded is undone. A
+// line "rewind S" (the job restored checkpoint S in place) drops the worker's lines for steps
+// after S, which went to the model the restore discarded.
 std::map<std::int64_t, int> recorded_ids(const fs::path& out, int workers, int& runs, int& rewinds) {
   std::map<std::int64_t, int> seen;
   runs = rewinds = 0;
   for (int w = 0; w < workers; ++w) {
     std::ifstream in(out / "stream_ids" / ("worker-" + std::to_string(w) + ".txt"));
+    std::vector<std::pair<std::int64_t, std::int64_t>> kept;  // (step, id)
     for (std::string line; std::getline(in, line);) {
       if (line.starts_with("run ")) {
         ++runs;
@@ -55,15 +58,35 @@ std::map<std::int64_t, int> recorded_ids(const fs::path& out, int workers, int& 
       }
       if (line.starts_with("rewind ")) {
         ++rewinds;
+        const std::int64_t to = std::stoll(line.substr(7));
+        std::erase_if(kept, [to](const auto& e) { return e.first > to; });
         continue;
       }
       std::istringstream ls(line);
       std::int64_t step = 0, id = 0;
       ls >> step;
-      while (ls >> id) ++seen[id];
+      while (ls >> id) kept.push_back({step, id});
     }
+    for (const auto& e : kept) ++seen[e.second];
   }
   return seen;
+}
+
+// Every one of the `n` events kept exactly once (`seen`), and the run's end says the same: the
+// final checkpoint's Kafka offsets and the totals line hold each once.
+void expect_each_event_once(const std::map<std::int64_t, int>& seen, std::int64_t n, const fs::path& out,
+                            const std::string& output) {
+  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n) << output;
+  int reported = 0;
+  for (std::int64_t id = 0; id < n && static_cast<std::int64_t>(seen.size()) != n && reported < 20; ++id)
+    if (!seen.count(id)) ADD_FAILURE() << "event " << id << " never applied (" << ++reported << ")";
+  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
+  const int last = testing::newest_checkpoint(out);
+  EXPECT_EQ(testing::offsets_done(out, last, "transactions"), n) << output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(stream totals: consumed (\d+) trained (\d+))"))) << output;
+  EXPECT_EQ(std::stoll(m[1]), n) << output;
+  EXPECT_EQ(std::stoll(m[2]), n) << output;
 }
 
 void expect_relaunched_exactly_once(const Loss& loss) {
@@ -119,18 +142,8 @@ void expect_relaunched_exactly_once(const Loss& loss) {
   const std::map<std::int64_t, int> seen = recorded_ids(out, loss.workers, runs, rewinds);
   EXPECT_EQ(runs, loss.workers + 1) << "one record per process: the victim's two";
   EXPECT_EQ(rewinds, 0);
-  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n) << r.output;
-  int reported = 0;
-  for (std::int64_t id = 0; id < n && static_cast<std::int64_t>(seen.size()) != n && reported < 20; ++id)
-    if (!seen.count(id)) ADD_FAILURE() << "event " << id << " never applied (" << ++reported << ")";
-  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
-  // The final checkpoint's Kafka offsets and the totals hold every event once, the victim's
-  // counts continued from its cursor.
-  const int last = testing::newest_checkpoint(out);
-  EXPECT_EQ(testing::offsets_done(out, last, "transactions"), n) << r.output;
-  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(stream totals: consumed (\d+) trained (\d+))"))) << r.output;
-  EXPECT_EQ(std::stoll(m[1]), n) << r.output;
-  EXPECT_EQ(std::stoll(m[2]), n) << r.output;
+  // The victim's counts continued from its cursor.
+  expect_each_event_once(seen, n, out, r.output);
   fs::remove_all(out);
 }
 
@@ -222,33 +235,11 @@ TEST(StreamTraining, AWorkerLostInARestoresRewindResumesAtTheRestoredCheckpointE
                                                      "step " + restored + " ")))
       << r.output;
 
-  // Kept events: a worker's "rewind S" line drops its lines for steps after S (applied to the
-  // model the restore discarded); a relaunched process's "run" line continues the record.
-  std::map<std::int64_t, int> seen;
-  for (int w = 0; w < 2; ++w) {
-    std::ifstream in(out / "stream_ids" / ("worker-" + std::to_string(w) + ".txt"));
-    std::vector<std::pair<std::int64_t, std::int64_t>> kept;  // (step, id)
-    for (std::string line; std::getline(in, line);) {
-      if (line.starts_with("run ")) continue;
-      if (line.starts_with("rewind ")) {
-        const std::int64_t to = std::stoll(line.substr(7));
-        std::erase_if(kept, [to](const auto& e) { return e.first > to; });
-        continue;
-      }
-      std::istringstream ls(line);
-      std::int64_t step = 0, id = 0;
-      ls >> step;
-      while (ls >> id) kept.push_back({step, id});
-    }
-    for (const auto& e : kept) ++seen[e.second];
-  }
-  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n) << r.output;
-  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
-  const int last = testing::newest_checkpoint(out);
-  EXPECT_EQ(testing::offsets_done(out, last, "transactions"), n) << r.output;
-  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(stream totals: consumed (\d+) trained (\d+))"))) << r.output;
-  EXPECT_EQ(std::stoll(m[1]), n) << r.output;
-  EXPECT_EQ(std::stoll(m[2]), n) << r.output;
+  int runs = 0, rewinds = 0;
+  const std::map<std::int64_t, int> seen = recorded_ids(out, 2, runs, rewinds);
+  EXPECT_EQ(runs, 3) << "one record per process: worker 1's two";
+  EXPECT_EQ(rewinds, 2) << "both workers' first processes rewound to the restored checkpoint";
+  expect_each_event_once(seen, n, out, r.output);
   fs::remove_all(out);
 }
 
