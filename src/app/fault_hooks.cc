@@ -42,7 +42,6 @@ struct Fault {
   std::int64_t step = -1;
 };
 
-// The variable's fault, or none; bad text fails naming the variable.
 // Says so on stderr (the tests wait for the line), then holds the calling thread: a worker
 // alive (its heartbeats go on) but not moving, for a test to act in that window.
 void hold_worker(int index, int seconds, const char* where) {
@@ -51,6 +50,15 @@ void hold_worker(int index, int seconds, const char* where) {
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
 }
 
+// Says "<variable>: <what> (kill -9)" on stderr, flushed, and ends this process with SIGKILL:
+// a process lost at a point the test chose, leaving what a crash leaves.
+void lose_this_process(const std::string& what) {
+  std::fprintf(stderr, "%s: %s (kill -9)\n", kFaultVariable, what.c_str());
+  std::fflush(nullptr);
+  ::kill(::getpid(), SIGKILL);
+}
+
+// The variable's fault, or none; bad text fails naming the variable.
 Fault parse_fault() {
   const char* value = std::getenv(kFaultVariable);
   if (value == nullptr || *value == '\0') return {};
@@ -107,9 +115,7 @@ std::function<void(const net::Message&)> ps_fault_hook(int index, bool relaunche
     if (body.type() != ps::proto::Type::save) return;
     const nlohmann::json j = nlohmann::json::parse(body.text, nullptr, false);
     if (!j.is_object() || j.value("part", -1) != 1 || s->stats().workers_training != 0) return;
-    std::fprintf(stderr, "%s: ps %d is lost at the final checkpoint's gather (kill -9)\n", kFaultVariable, index);
-    std::fflush(nullptr);
-    ::kill(::getpid(), SIGKILL);
+    lose_this_process(fmt::format("ps {} is lost at the final checkpoint's gather", index));
   };
 #else
   (void)index;
@@ -154,13 +160,10 @@ std::function<void()> allreduce_fault_hook(int index, int chief_relaunches) {
   // The first `f.index` processes of worker 0: the first one, and as many relaunched ones.
   if (f.kind != kAllreduceChiefLostAtFinalCheckpoint || chief_relaunches >= f.index) return {};
   return [chief_relaunches] {
-    if (chief_relaunches == 0)
-      std::fprintf(stderr, "%s: worker 0 is lost after the run's last exchange (kill -9)\n", kFaultVariable);
-    else
-      std::fprintf(stderr, "%s: worker 0, relaunched %d time(s), is lost after the run's last exchange (kill -9)\n",
-                   kFaultVariable, chief_relaunches);
-    std::fflush(nullptr);
-    ::kill(::getpid(), SIGKILL);
+    lose_this_process(chief_relaunches == 0
+                          ? std::string("worker 0 is lost after the run's last exchange")
+                          : fmt::format("worker 0, relaunched {} time(s), is lost after the run's last exchange",
+                                        chief_relaunches));
   };
 #else
   (void)index;
@@ -177,20 +180,13 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
     // Its step's update applied by the servers and its id line written: a clean point, so
     // that the test's id record and the servers' cursor for the worker agree.
     return [index, at = fmt::format("{}:{}", kStreamStepApplied, f.step), step = f.step](const std::string& point) {
-      if (point != at) return;
-      std::fprintf(stderr, "%s: worker %d is lost after its step %lld (kill -9)\n", kFaultVariable, index,
-                   static_cast<long long>(step));
-      std::fflush(nullptr);
-      ::kill(::getpid(), SIGKILL);
+      if (point == at) lose_this_process(fmt::format("worker {} is lost after its step {}", index, step));
     };
   }
   if (f.kind == kStreamWorkerLostAfterRewind) {
     if (f.index != index) return {};
     return [index](const std::string& point) {
-      if (point != kStreamRewound) return;
-      std::fprintf(stderr, "%s: worker %d is lost right after its in-place rewind (kill -9)\n", kFaultVariable, index);
-      std::fflush(nullptr);
-      ::kill(::getpid(), SIGKILL);
+      if (point == kStreamRewound) lose_this_process(fmt::format("worker {} is lost right after its in-place rewind", index));
     };
   }
   if (f.kind == kStreamHeldBeforeBroadcast) {

@@ -25,9 +25,12 @@ Coordinator::Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorO
   h.on_close = [this](const net::PeerIdentity& peer, std::string_view reason) { on_close(peer, reason); };
   // Only small JSON requests come here: a bigger frame is refused before it is read.
   h.request_limit = [](std::uint32_t) { return proto::kMaxRequestBytes; };
+  // Before the listener: a join it serves at once publishes a roster. Pushes start only after
+  // a publish, which the listener's requests and the first publish below make.
+  publisher_ = std::make_unique<RosterPublisher>(
+      [this] { return listener_ ? listener_->connections() : std::vector<std::shared_ptr<net::Connection>>{}; },
+      proto::kMembershipChanged);
   listener_ = transport_->listen(options_.listen, std::move(h));
-  publisher_ = std::make_unique<RosterPublisher>([this] { return listener_->connections(); },
-                                                 proto::kMembershipChanged);
   store_.set("cluster/ps", std::to_string(options_.ps));
   store_.set("cluster/workers", std::to_string(options_.workers));
   std::lock_guard lock(mu_);

@@ -144,10 +144,9 @@ void StreamHooks::rejoin(train::LoopContext& ctx) {
   std::optional<AnnouncedRestore> restore;
   if (cursor.fields().empty()) restore = source_.sync().announced_restore();
   if (restore) {
-    const data::DataPosition offsets = kafka_section(restore->sections);
+    const data::DataPosition offsets = restored_from(restore->sections);
     source_.rewind(offsets, restore->generation);
-    metrics_.rewind_counts(own_counts(ctx.distribution, offsets.fields().empty() ? source_.restored_offsets() : offsets,
-                                      source_.sync().members()));
+    metrics_.rewind_counts(own_counts(ctx.distribution, offsets, source_.sync().members()));
   }
   // Its own counts continue from the cursor's; a chief's also hold those it took over at the
   // run's start (workers the job no longer has).
@@ -252,9 +251,13 @@ bool StreamHooks::checkpoint_and_commit(train::LoopContext& ctx, const data::Dat
   return true;
 }
 
-data::DataPosition StreamHooks::rewind_to(train::LoopContext& ctx, const std::string& sections, std::int64_t step) {
+data::DataPosition StreamHooks::restored_from(const std::string& sections) const {
   data::DataPosition offsets = kafka_section(sections);
-  if (offsets.fields().empty()) offsets = source_.restored_offsets();
+  return offsets.fields().empty() ? source_.restored_offsets() : offsets;
+}
+
+data::DataPosition StreamHooks::rewind_to(train::LoopContext& ctx, const std::string& sections, std::int64_t step) {
+  const data::DataPosition offsets = restored_from(sections);
   take_back(ctx, offsets, step);
   return offsets;
 }

@@ -77,6 +77,9 @@ class StreamHooks final : public train::TrainingHooks {
   // The positions a restore goes back to: its checkpoint's "kafka" section, or where this run
   // started when it has none. Counts and the id record go back with them.
   data::DataPosition rewind_to(train::LoopContext& ctx, const std::string& sections, std::int64_t step);
+  // A restored checkpoint's Kafka progress (from its manifest `sections`), or, with none, where
+  // this run started.
+  data::DataPosition restored_from(const std::string& sections) const;
   // on_regroup with the members' cursors: returns rollback.step.
   std::int64_t regroup_from_cursors(train::LoopContext& ctx, const update::Rollback& rollback);
   // Every member of allreduce group `generation` rewinds to `position` and waits for the others
