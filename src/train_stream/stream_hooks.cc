@@ -428,7 +428,8 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
       if (!merged)
         ctx.progress.message(fmt::format("step {}: no checkpoint: {}", ctx.step,
                                          ctx.job.strategy.name == config::StrategyName::allreduce
-                                             ? "a worker was lost, and the group rolls back to the previous one"
+                                             ? "a worker was lost before its claim; the group re-forms without it "
+                                               "(its regroup line says from which step)"
                                              : "a worker found a parameter server lost, and the job restores from "
                                                "the previous one"));
       sync.published(ctx.step, merged && checkpoint_and_commit(ctx, *merged));
