@@ -41,6 +41,7 @@ int run_plan(const PlanArgs& a) {
   o.link = {parse_link_rate(a.link), a.latency_us * 1e-6, a.goodput};
   o.link_text = a.link;
   o.behaviour.cpu_s_per_byte = a.cpu_ns_per_byte * 1e-9;
+  o.behaviour.ps_pull_ahead = job.strategy.ps_pull_ahead;  // the job's own async ps
   std::vector<int> servers;
   for (int k = 1; k < a.hosts; k *= 2) servers.push_back(k);
   JobCosts costs;

@@ -93,13 +93,14 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
     const double max_server_share = s / k * (imb == costs.server_imbalance.end() ? 1.0 : imb->second);
     // A worker pushes every gradient and pulls every value: s out and s in. Pushed before the
     // pull, the two take turns on the link instead of using both directions at once.
-    p.worker_link_s = (b.ps_push_pull_serial ? 2 * s : s) / rate;
+    const bool serial = b.ps_push_pull_serial && !(b.ps_pull_ahead && c.strategy == Strategy::ps_async);
+    p.worker_link_s = (serial ? 2 * s : s) / rate;
     // Every worker's push to and pull from the busiest server cross that server's link. With
     // each worker's push and pull taking turns, synchronous workers push together and pull
     // together, so the server's two directions take turns too (2n transfers a step); async
     // workers drift apart and one worker's pull overlaps another's push, all but one
     // transfer (n + 1; fitted to the emulation, docs/scaling.md).
-    const double transfers = !b.ps_push_pull_serial ? n : c.strategy == Strategy::ps_sync ? 2 * n : n + 1;
+    const double transfers = !serial ? n : c.strategy == Strategy::ps_sync ? 2 * n : n + 1;
     p.server_link_s = transfers * max_server_share / rate;
     worker_bytes = 2 * s;
     overlap = b.ps_overlap;

@@ -65,6 +65,9 @@ struct Behaviour {
   // strategy.ps_overlap: the pull leaves behind the push, not after its reply: one round trip
   // a step instead of two.
   bool ps_pull_behind_push = true;
+  // strategy.ps_pull_ahead (async only): the pull leaves before the push, so values and
+  // gradients use the link's two directions at once.
+  bool ps_pull_ahead = false;
 };
 
 struct Candidate {

@@ -156,6 +156,23 @@ TEST(StepModel, AnAllreduceStepIsTheTimelineItsBucketsRun) {
               1e-12);
 }
 
+// strategy.ps_pull_ahead: an async worker's values come back while its gradients go out, so
+// its link carries the model once per step each way at once, and the server's n transfers;
+// synchronous workers cannot pull ahead and keep their turns.
+TEST(StepModel, AsyncWorkersPullingAheadUseBothDirectionsAtOnce) {
+  const JobCosts costs = cnn_costs(0.030);
+  const Link link{31.25e6, 0, 1.0};
+  Behaviour ahead = no_cpu_cost();
+  ahead.ps_pull_ahead = true;
+  Prediction one = predict(costs, Hosts{0.25}, link, {Strategy::ps_async, false, 1, 1, 64}, ahead);
+  EXPECT_NEAR(one.worker_link_s, kCnnBytes / 31.25e6, 1e-12);
+  EXPECT_NEAR(one.step_s, 0.120 + one.worker_link_s, 1e-12);
+  EXPECT_NEAR(predict(costs, Hosts{0.25}, link, {Strategy::ps_async, false, 8, 2, 64}, ahead).server_link_s,
+              8 * 0.6 * kCnnBytes / 31.25e6, 1e-9);
+  EXPECT_NEAR(predict(costs, Hosts{0.25}, link, {Strategy::ps_sync, false, 8, 2, 64}, ahead).server_link_s,
+              2 * 8 * 0.6 * kCnnBytes / 31.25e6, 1e-9);
+}
+
 TEST(StepModel, BadCandidatesFailNamingTheThing) {
   const JobCosts costs = cnn_costs(0.030);
   try {
