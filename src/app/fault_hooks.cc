@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,7 @@ constexpr const char* kStreamHeldBeforeBroadcast = "allreduce-stream-held-before
 constexpr const char* kStreamJoinAfterCheckpoint = "allreduce-stream-join-after-checkpoint";
 constexpr const char* kStreamWorkerLostAtStep = "stream-worker-lost-at-step";
 constexpr const char* kStreamWorkerLostAfterRewind = "stream-worker-lost-after-rewind";
+constexpr const char* kStreamHeldInRollback = "allreduce-stream-held-in-rollback";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
@@ -36,7 +38,8 @@ struct Fault {
   // kAllreduceChiefSlowAtFinalCheckpoint, kStreamSlowInRewind or kStreamSlowAfterLastStep (with
   // seconds in `index`), kStreamHeldBeforeBroadcast (with a worker index) or
   // kStreamJoinAfterCheckpoint (a step in `index`), kStreamWorkerLostAtStep (a worker in
-  // `index`, a step in `step`); empty: none
+  // `index`, a step in `step`), kStreamHeldInRollback (a worker in `index`, which of its
+  // rollbacks in `step`); empty: none
   std::string kind;
   int index = -1;
   std::int64_t step = -1;
@@ -65,16 +68,18 @@ Fault parse_fault() {
   const std::string text = value;
   if (text == kAllreduceChiefLostAtFinalCheckpoint) return {text, 1};
   Fault f;
-  // WORKER:STEP
-  if (const std::string prefix = std::string(kStreamWorkerLostAtStep) + ":"; text.starts_with(prefix)) {
+  // WORKER:STEP, WORKER:N
+  for (const auto& [kind, second] : {std::pair{kStreamWorkerLostAtStep, "STEP"}, std::pair{kStreamHeldInRollback, "N"}}) {
+    const std::string prefix = std::string(kind) + ":";
+    if (!text.starts_with(prefix)) continue;
     const std::string rest = text.substr(prefix.size());
     const std::size_t colon = rest.find(':');
     try {
-      if (colon != std::string::npos) f = {kStreamWorkerLostAtStep, std::stoi(rest.substr(0, colon)), std::stoll(rest.substr(colon + 1))};
+      if (colon != std::string::npos) f = {kind, std::stoi(rest.substr(0, colon)), std::stoll(rest.substr(colon + 1))};
     } catch (const std::exception&) {
     }
-    TRIB_CHECK(f.index >= 0 && f.step > 0, InvalidArgument, "{}={}: expected {}:WORKER:STEP", kFaultVariable, text,
-               kStreamWorkerLostAtStep);
+    TRIB_CHECK(f.index >= 0 && f.step > 0, InvalidArgument, "{}={}: expected {}:WORKER:{}", kFaultVariable, text, kind,
+               second);
     return f;
   }
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
@@ -88,10 +93,10 @@ Fault parse_fault() {
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
-             "{}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:STEP or {}:WORKER",
+             "{}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:N, {}:WORKER:STEP or {}:WORKER",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
              kStreamSlowInRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
-             kStreamWorkerLostAtStep, kStreamWorkerLostAfterRewind);
+             kStreamHeldInRollback, kStreamWorkerLostAtStep, kStreamWorkerLostAfterRewind);
   return f;
 }
 #endif
@@ -196,6 +201,16 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
     return [done, index](const std::string& point) {
       if (point != "allreduce-stream-before-broadcast" || done->exchange(true)) return;
       hold_worker(index, 30, "in its allreduce group's rollback, before the broadcast of the checkpoint's state");
+    };
+  }
+  if (f.kind == kStreamHeldInRollback) {
+    if (f.index != index) return {};
+    // Counted per process: a relaunched worker W starts counting again (and, joining once,
+    // never reaches a second rollback in the tests).
+    auto seen = std::make_shared<std::atomic<std::int64_t>>(0);
+    return [seen, index, nth = f.step](const std::string& point) {
+      if (point != "allreduce-stream-rollback" || ++*seen != nth) return;
+      hold_worker(index, 30, fmt::format("in its allreduce group's rollback {} (before its rewind)", nth).c_str());
     };
   }
   if (f.kind != kStreamSlowInRewind && f.kind != kStreamSlowAfterLastStep) return {};

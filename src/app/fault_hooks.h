@@ -29,6 +29,11 @@
 // StreamHooks::on_regroup), printing a line: the other members are then inside that broadcast,
 // waiting for W, and a test kills W there. Once per process. Only a rollback to the checkpoint
 // has that broadcast (data.kafka.share_cursors: false, or the members' cursors not known).
+// TRIB_TEST_FAULT=allreduce-stream-held-in-rollback:W:N holds worker W 30 s inside its N-th
+// rollback (the group re-formed and its state taken, before its Kafka rewind and rendezvous),
+// printing a line: with N = 2, worker 1 of a job whose worker 2 was lost and relaunched is held
+// in the join's rollback (its first was the loss's), and a test kills it there. Counted per
+// process.
 // TRIB_TEST_FAULT=allreduce-stream-join-after-checkpoint:S makes a relaunched worker of an
 // allreduce stream job wait, before it asks to join the running group, until the run directory
 // holds checkpoint S or a later one (a test's joiner then finds checkpoints the survivors wrote
