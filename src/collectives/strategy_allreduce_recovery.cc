@@ -12,7 +12,8 @@
 // With options.share_cursors, every member's data cursor of each step travels inside the step's
 // exchange (before its gradients, after the batch is read): a survivor that applied step s - 1 holds every
 // member's cursor of it, the lost ones' included, and the lowest rank gives its copy to all
-// (Rollback::group_cursors), so that a stream job can seek the lost member's partitions there.
+// (Rollback::group_cursors), so that a stream job can seek the lost member's partitions there;
+// a joiner gets them too, and its share of the partitions starts at the group's progress.
 #include <fmt/format.h>
 
 #include <algorithm>
