@@ -26,6 +26,7 @@ constexpr const char* kAllreduceChiefLostAtFinalCheckpoint = "allreduce-chief-lo
 constexpr const char* kAllreduceChiefSlowAtFinalCheckpoint = "allreduce-chief-slow-at-final-checkpoint";
 constexpr const char* kStreamSlowInRewind = "allreduce-stream-slow-in-rewind";
 constexpr const char* kStreamSlowAfterLastStep = "allreduce-stream-slow-after-last-step";
+constexpr const char* kStreamSlowAfterRewind = "allreduce-stream-slow-after-rewind";
 constexpr const char* kStreamHeldBeforeBroadcast = "allreduce-stream-held-before-broadcast";
 constexpr const char* kStreamJoinAfterCheckpoint = "allreduce-stream-join-after-checkpoint";
 constexpr const char* kStreamWorkerLostAtStep = "stream-worker-lost-at-step";
@@ -35,8 +36,8 @@ constexpr const char* kStreamHeldInRollback = "allreduce-stream-held-in-rollback
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
   // kAllreduceChiefLostAtFinalCheckpoint (with how many of worker 0's processes in `index`) or
-  // kAllreduceChiefSlowAtFinalCheckpoint, kStreamSlowInRewind or kStreamSlowAfterLastStep (with
-  // seconds in `index`), kStreamHeldBeforeBroadcast (with a worker index) or
+  // kAllreduceChiefSlowAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterRewind or
+  // kStreamSlowAfterLastStep (with seconds in `index`), kStreamHeldBeforeBroadcast (with a worker index) or
   // kStreamJoinAfterCheckpoint (a step in `index`), kStreamWorkerLostAtStep (a worker in
   // `index`, a step in `step`), kStreamHeldInRollback (a worker in `index`, which of its
   // rollbacks in `step`); empty: none
@@ -83,7 +84,8 @@ Fault parse_fault() {
     return f;
   }
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
-                           kAllreduceChiefLostAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterLastStep,
+                           kAllreduceChiefLostAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterRewind,
+                           kStreamSlowAfterLastStep,
                            kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint, kStreamWorkerLostAfterRewind}) {
     const std::string prefix = std::string(kind) + ":";
     try {
@@ -93,9 +95,9 @@ Fault parse_fault() {
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
-             "{}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:N, {}:WORKER:STEP or {}:WORKER",
+             "{}:SECONDS, {}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:N, {}:WORKER:STEP or {}:WORKER",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
-             kStreamSlowInRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
+             kStreamSlowInRewind, kStreamSlowAfterRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
              kStreamHeldInRollback, kStreamWorkerLostAtStep, kStreamWorkerLostAfterRewind);
   return f;
 }
@@ -213,10 +215,14 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
       hold_worker(index, 30, fmt::format("in its allreduce group's rollback {} (before its rewind)", nth).c_str());
     };
   }
-  if (f.kind != kStreamSlowInRewind && f.kind != kStreamSlowAfterLastStep) return {};
-  const std::string at = f.kind == kStreamSlowInRewind ? "allreduce-stream-rollback" : "stream-after-last-step";
+  if (f.kind != kStreamSlowInRewind && f.kind != kStreamSlowAfterRewind && f.kind != kStreamSlowAfterLastStep) return {};
+  const std::string at = f.kind == kStreamSlowInRewind     ? "allreduce-stream-rollback"
+                         : f.kind == kStreamSlowAfterRewind ? "allreduce-stream-rewound"
+                                                            : "stream-after-last-step";
   const std::string where = f.kind == kStreamSlowInRewind ? "inside its allreduce group's rollback (before its rewind)"
-                                                          : "after the run's last step (before its final Kafka offsets)";
+                            : f.kind == kStreamSlowAfterRewind
+                                ? "after its allreduce group's rollback (rewound, before its next step)"
+                                : "after the run's last step (before its final Kafka offsets)";
   auto done = std::make_shared<std::atomic<bool>>(false);
   return [at, where, done, index, seconds = f.index](const std::string& point) {
     if (point != at || done->exchange(true)) return;  // once per process: a later rollback goes on

@@ -23,7 +23,10 @@
 // taken, before the Kafka rewind and its rendezvous), printing a line: a
 // test kills a second worker there. allreduce-stream-slow-after-last-step:S holds every worker
 // S seconds after the run's last step, before it hands over its final Kafka offsets (a worker
-// killed there is lost after its last exchange). Once per process either way.
+// killed there is lost after its last exchange). allreduce-stream-slow-after-rewind:S holds
+// every worker S seconds right after its first rollback from the members' cursors (rewound,
+// the group's rendezvous passed, before its next step): a relaunched worker then joins before
+// the survivors of a loss finish a step. Once per process each.
 // TRIB_TEST_FAULT=allreduce-stream-held-before-broadcast:W holds worker W alone 30 s inside its
 // first rollback, just before the broadcast of the checkpoint's state (UpdateStrategy::start in
 // StreamHooks::on_regroup), printing a line: the other members are then inside that broadcast,

@@ -165,6 +165,7 @@ inline void expect_kept_once(const fs::path& out, const std::string& output, con
 struct Rejoined {
   std::int64_t lost_at = -1;
   std::int64_t joined_at = -1;
+  std::int64_t join_table = 0;  // how many workers' progress the join went on from (3: the loss's)
 };
 
 // The join of relaunched worker 2 in `texts` (texts[w]: member w's lines; one transcript of the
@@ -191,7 +192,7 @@ inline Rejoined expect_joined_at_group_step(const std::vector<std::string>& text
     if (!std::regex_search(
             texts[w], m,
             std::regex(fmt::format(R"(worker {}: allreduce group {} \(workers 0, 1, 2\) goes on from step (\d+) with )"
-                                   R"(the Kafka progress of that step of all [23] workers that took it, lost ones )"
+                                   R"(the Kafka progress of that step of all ([23]) workers that took it, lost ones )"
                                    R"(included, variables crc32c ([0-9a-f]{{8}}); .*reads partitions (.*) \(assigned )"
                                    R"(by the job\))",
                                    w, generation)))) {
@@ -199,9 +200,11 @@ inline Rejoined expect_joined_at_group_step(const std::vector<std::string>& text
       return {};
     }
     EXPECT_EQ(std::stoll(m[1]), at.joined_at) << all;
-    EXPECT_EQ(m[2], crc) << "worker " << w << " goes on from the group's variables\n" << all;
+    if (w == 0) at.join_table = std::stoll(m[2]);
+    EXPECT_EQ(std::stoll(m[2]), at.join_table) << all;
+    EXPECT_EQ(m[3], crc) << "worker " << w << " goes on from the group's variables\n" << all;
     if (w == 2) {
-      EXPECT_EQ(m[3], "2, 5") << all;
+      EXPECT_EQ(m[4], "2, 5") << all;
       continue;
     }
     // The old members' strategy line: the group of 3 goes back at most the one step a member

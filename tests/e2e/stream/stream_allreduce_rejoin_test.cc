@@ -79,5 +79,18 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerTakesItsRelaunchBackAfterALat
   EXPECT_GE(at.joined_at, 300);
 }
 
+// Every worker is held 10 s right after its first rollback from the members' cursors
+// (TRIB_TEST_FAULT=allreduce-stream-slow-after-rewind:10): the survivors of the loss wait there
+// before their first step as a group of 2, and the relaunched worker (ready within about a
+// second) joins meanwhile. The join goes on from the very step the survivors went on from, with
+// the loss's table (all 3 workers' progress of the step before, the lost process's counts in
+// it, which the joiner takes back: the totals line holds each count once).
+TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerTakesItsRelaunchBackBeforeTheSurvivorsFirstStepExactlyOnce) {
+  const Rejoined at =
+      lose_and_rejoin("allreduce-rejoin-early", {{"TRIB_TEST_FAULT", "allreduce-stream-slow-after-rewind:10"}});
+  EXPECT_EQ(at.joined_at, at.lost_at);
+  EXPECT_EQ(at.join_table, 3);
+}
+
 }  // namespace
 }  // namespace trib
