@@ -380,6 +380,7 @@ std::int64_t StreamHooks::regroup_from_cursors(train::LoopContext& ctx, const up
   if (ctx.chief()) regrouped_from_ = progress;
   if (dist.fault_point) dist.fault_point("allreduce-stream-rollback");
   rewind_group(ctx, progress, rollback.generation, true);
+  if (dist.fault_point) dist.fault_point("allreduce-stream-rewound");  // tests: a join before the next step
   ctx.progress.message(fmt::format("worker {}: allreduce group {} (workers {}) goes on from step {} with the Kafka "
                                    "progress of that step of all {} workers that took it, lost ones included, "
                                    "variables crc32c {:08x}; Kafka positions rewound in place: {}; reads partitions {}{}",

@@ -1,9 +1,9 @@
 // An allreduce stream job whose lost worker `trib train` relaunches (cluster.max_restarts,
 // cluster.stream_rejoin on by default): the survivors re-form and go on from the last step both
 // completed (with the lost worker's Kafka progress of it), the relaunched process rejoins the
-// running group, and the group of 3 rolls back to its newest checkpoint, the joiner with it (variables and optimizer state through
-// the group, its Kafka share among the members at the checkpoint's progress); no whole-job
-// restart. The per-worker record of applied event ids (data.kafka.record_ids) checks "every
+// running group, and the group of 3 goes on from the group's step, no checkpoint loaded: the
+// joiner takes the variables, optimizer state and the members' Kafka progress of the step before
+// through the group, and its share of the partitions starts there; no whole-job restart. The per-worker record of applied event ids (data.kafka.record_ids) checks "every
 // event once".
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -33,24 +33,13 @@ namespace {
 namespace fs = std::filesystem;
 using namespace stream_e2e;
 
-// Where the group went back to: after the loss (lost_at: the step the survivors' group went on
-// from; rejoined_at when the loss and the join made one group) and at the join (rejoined_at: the group of 3).
-struct Rollbacks {
-  std::int64_t lost_at = -1;
-  std::int64_t rejoined_at = -1;
-};
-
 // kill -9 to worker 2 of 3 25 steps after checkpoint 200 (its own record says when); the
-// launcher relaunches it and it rejoins (`fault`: TRIB_TEST_FAULT for the run, or empty).
-// Kept events: every worker's up to kept_lost (lost_at, or the join's checkpoint when that is
-// earlier: its rollback undid the lost worker's steps after it too), the survivors' from there to
-// rejoined_at, all three's after it; each once, and the final checkpoint's offsets and totals hold exactly them.
-// Every member's variables after the join's rollback, the joiner's at its first step, are the
-// same (crc32c in each member's line). The events arrive live, 100 a second (about 33 steps a
-// second per worker), so that the survivors are still training when the relaunched process is
-// ready to join: about 20 s.
-Rollbacks lose_and_rejoin(const std::string& name, const std::map<std::string, std::string>& fault) {
-  Rollbacks at;
+// launcher relaunches it and it rejoins (`fault`: TRIB_TEST_FAULT for the run, or empty). The
+// join goes on from the group's step, no checkpoint loaded, and every kept event is trained once
+// (expect_rejoined_once). The events arrive live, 100 a second (about 33 steps a second per
+// worker), so that the survivors are still training when the relaunched process is ready to
+// join: about 20 s.
+Rejoined lose_and_rejoin(const std::string& name, const std::map<std::string, std::string>& fault) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
   std::atomic<bool> stop{false};
   stream::ProduceOptions produce = produce_options(broker.bootstrap());
@@ -67,62 +56,8 @@ Rollbacks lose_and_rejoin(const std::string& name, const std::map<std::string, s
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("local cluster: worker2 relaunched (pid"), std::string::npos) << r.output;
-  std::smatch m;
-  if (!std::regex_search(r.output, m, std::regex(R"(\[worker2\] joined the allreduce group as generation (\d+))"))) {
-    ADD_FAILURE() << r.output;
-    return at;
-  }
-  const std::string generation = m[1];
-  // The group of 3 again, rolled back to a checkpoint: every member prints it, with the
-  // variables it goes on from.
-  std::string crc;
-  for (int w = 0; w < 3; ++w) {
-    SCOPED_TRACE(fmt::format("worker {}", w));
-    if (!std::regex_search(
-            r.output, m,
-            std::regex(fmt::format(R"(worker {}: allreduce group {} \(workers 0, 1, 2\) rolled back to checkpoint (\d+) )"
-                                   R"(from step \d+ \(\d+ steps to redo\), variables crc32c ([0-9a-f]{{8}}); )",
-                                   w, generation)))) {
-      ADD_FAILURE() << r.output;
-      return at;
-    }
-    if (w == 0) {
-      at.rejoined_at = std::stoll(m[1]);
-      crc = m[2];
-      std::printf("[ info ] %s\n", m[0].str().c_str());
-    }
-    EXPECT_EQ(std::stoll(m[1]), at.rejoined_at) << r.output;
-    EXPECT_EQ(m[2], crc) << "worker " << w << " goes on from the group's variables";
-  }
-  // The joiner's share among the members, assigned by the job.
-  EXPECT_TRUE(std::regex_search(
-      r.output, std::regex(fmt::format(R"(worker 2: allreduce group {} \(workers 0, 1, 2\) .*reads partitions 2, 5 )"
-                                       R"(\(assigned by the job\))",
-                                       generation))))
-      << r.output;
-  at.lost_at = at.rejoined_at;
-  if (std::regex_search(r.output, m,
-                        std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1\) goes on from step (\d+) with the Kafka progress of that step of all 3 workers)"))) {
-    at.lost_at = std::stoll(m[1]);
-    std::printf("[ info ] %s\n", m[0].str().c_str());
-  }
-  EXPECT_GE(at.lost_at, 2 * every) << r.output;
-  EXPECT_EQ(r.output.find("(workers 0, 1) rolled back to checkpoint"), std::string::npos)
-      << "the survivors go on from their own step, not the checkpoint\n" << r.output;
-  // The join rolls back to a checkpoint, which may be before the step the survivors went on
-  // from (the loss's group then kept the lost worker's steps after the checkpoint, and the
-  // join's rollback undid them).
-  const std::int64_t kept_lost = std::min(at.lost_at, at.rejoined_at);
-  EXPECT_EQ(at.rejoined_at % every, 0) << r.output;
-
-  std::map<std::int64_t, int> seen;
-  add_kept_ids(out, 0, steps, seen);
-  add_kept_ids(out, 1, steps, seen);
-  // The lost process's steps after kept_lost were rolled back; the relaunched one's record
-  // starts with a second "run" line.
-  add_kept_ids(out, 2, steps, seen, kept_lost);
-  expect_kept_once(out, r.output, seen,
-                   3 * kept_lost + 2 * (at.rejoined_at - kept_lost) + 3 * (steps - at.rejoined_at), steps);
+  // One transcript holds every member's lines, each naming its worker.
+  const Rejoined at = expect_rejoined_once(out, steps, every, {r.output, r.output, r.output}, r.output);
   fs::remove_all(out);
   return at;
 }
@@ -132,15 +67,29 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerTakesItsRelaunchBackExactlyOn
 }
 
 // The relaunched worker asks to join only once checkpoint 300 is written (TRIB_TEST_FAULT):
-// the survivors went on from a step past 200 and wrote 300 as a group of 2, so the join rolls
-// the group of 3 back to 300 or later, the checkpoint's progress holding partitions the two survivors
-// read for the lost worker's share.
+// the survivors went on from a step past 200 and wrote 300 as a group of 2, so the join goes on
+// from a step past 300 with the two survivors' progress, which holds the partitions they read
+// for the lost worker's share, and their counts (the chief's hold the lost worker's since the
+// loss).
 TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerTakesItsRelaunchBackAfterALaterCheckpointExactlyOnce) {
-  const Rollbacks at =
+  const Rejoined at =
       lose_and_rejoin("allreduce-rejoin-later", {{"TRIB_TEST_FAULT", "allreduce-stream-join-after-checkpoint:300"}});
   EXPECT_GT(at.lost_at, 200);
   EXPECT_LT(at.lost_at, 300);
-  EXPECT_GE(at.rejoined_at, 300);
+  EXPECT_GE(at.joined_at, 300);
+}
+
+// Every worker is held 10 s right after its first rollback from the members' cursors
+// (TRIB_TEST_FAULT=allreduce-stream-slow-after-rewind:10): the survivors of the loss wait there
+// before their first step as a group of 2, and the relaunched worker (ready within about a
+// second) joins meanwhile. The join goes on from the very step the survivors went on from, with
+// the loss's table (all 3 workers' progress of the step before, the lost process's counts in
+// it, which the joiner takes back: the totals line holds each count once).
+TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerTakesItsRelaunchBackBeforeTheSurvivorsFirstStepExactlyOnce) {
+  const Rejoined at =
+      lose_and_rejoin("allreduce-rejoin-early", {{"TRIB_TEST_FAULT", "allreduce-stream-slow-after-rewind:10"}});
+  EXPECT_EQ(at.joined_at, at.lost_at);
+  EXPECT_EQ(at.join_table, 3);
 }
 
 }  // namespace

@@ -135,8 +135,8 @@ TEST(SupervisedStream, AWorkerStartedAgainIsRefusedAndTheSurvivorsStillTrainEver
 }
 
 // With cluster.stream_rejoin on, the default: worker 2, started again by its supervisor with the
-// same command once the coordinator has named the loss, rejoins the running group, which rolls
-// back to its newest checkpoint with it, as under `trib train` (stream_allreduce_rejoin_test.cc).
+// same command once the coordinator has named the loss, rejoins the running group, which goes on
+// from its own step with it, as under `trib train` (stream_allreduce_rejoin_test.cc).
 // The events arrive live, 100 a second, so that the survivors still train when it is back.
 TEST(SupervisedStream, AWorkerStartedAgainRejoinsTheRunningGroupExactlyOnce) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
@@ -166,7 +166,8 @@ TEST(SupervisedStream, AWorkerStartedAgainRejoinsTheRunningGroupExactlyOnce) {
   EXPECT_TRUE(job.coordinator->printed("every worker finished")) << out;
   EXPECT_EQ(out.find("resumed from"), std::string::npos) << out;
 
-  stream_e2e::expect_rejoined_once(job.run, steps, every, {workers[0].get(), workers[1].get(), again.get()}, out);
+  stream_e2e::expect_rejoined_once(job.run, steps, every,
+                                   {workers[0]->output(), workers[1]->output(), again->output()}, out);
 }
 
 }  // namespace
