@@ -1,4 +1,5 @@
-// strategy.ps_replicas: 0 or 1, and a backup needs another server to live on.
+// The parameter-server strategy's options: strategy.ps_replicas (0 or 1, and a backup needs
+// another server to live on) and strategy.ps_pull_ahead (off by default; async only).
 #include <gtest/gtest.h>
 
 #include "trib/config/job_config.h"
@@ -53,6 +54,20 @@ TEST(PsReplicasConfig, OnlyZeroOrOne) {
 TEST(PsReplicasConfig, AllreduceHasNoServersToBackUp) {
   EXPECT_NE(error_of({"strategy.ps_replicas=1", "strategy.name=allreduce"}).find("needs strategy ps"),
             std::string::npos);
+}
+
+TEST(PsPullAheadConfig, OffByDefaultAndTakenForAsync) {
+  EXPECT_FALSE(parse_job_config(kJob, "job.yaml").strategy.ps_pull_ahead);
+  EXPECT_TRUE(parse_job_config(kJob, "job.yaml", {"strategy.ps_pull_ahead=true"}).strategy.ps_pull_ahead);
+}
+
+// A pull ahead of its push lacks that push, which the other modes' rounds count on.
+TEST(PsPullAheadConfig, OtherModesAreRefusedInOneLineNamingTheKey) {
+  for (const char* mode : {"sync", "bounded", "averaging"}) {
+    const std::string e = error_of({"strategy.ps_pull_ahead=true", std::string("strategy.mode=") + mode});
+    EXPECT_NE(e.find("strategy.ps_pull_ahead needs strategy.mode: async"), std::string::npos) << mode << ": " << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
 }
 
 }  // namespace
