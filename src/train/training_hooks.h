@@ -55,8 +55,10 @@ struct LoopContext {
   double seconds() const;  // since the loop started
   // Chief only: writes and publishes checkpoint `step` (the strategy's variables and state,
   // the epoch, the source's position and `sections` as manifest sections), then keeps the
-  // newest training.keep_checkpoints. Nothing when checkpoint `step` exists already.
-  void write_checkpoint(const std::map<std::string, nlohmann::json>& sections = {});
+  // newest training.keep_checkpoints. Nothing when checkpoint `step` exists already, unless
+  // `again`: a stream job's final checkpoint at a periodic checkpoint's step, whose sections
+  // (every worker's final Kafka claims) may hold more than that one's.
+  void write_checkpoint(const std::map<std::string, nlohmann::json>& sections = {}, bool again = false);
 };
 
 class TrainingHooks {

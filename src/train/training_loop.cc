@@ -33,10 +33,13 @@ double LoopContext::seconds() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
-void LoopContext::write_checkpoint(const std::map<std::string, nlohmann::json>& sections) {
+void LoopContext::write_checkpoint(const std::map<std::string, nlohmann::json>& sections, bool again) {
   TRIB_CHECK(run != nullptr, InvalidArgument, "worker {}: only the chief writes checkpoints",
              distribution.worker_index);
-  if (step == saved_step) return;  // already saved (a run resumed at its last step): nothing new
+  if (step == saved_step && !again) return;  // already saved (a run resumed at its last step): nothing new
+  // Written again, its manifest goes first (CheckpointWriter): until the new one is published,
+  // no checkpoint of this step exists.
+  if (step == saved_step) saved_step = -1;
   try {
     CheckpointWriter w(run->checkpoints(), step);
     update.save(w, vars);

@@ -241,8 +241,10 @@ data::DataPosition StreamHooks::claim(const train::LoopContext& ctx) {
   return own;
 }
 
-bool StreamHooks::checkpoint_and_commit(train::LoopContext& ctx, const data::DataPosition& offsets) {
-  ctx.write_checkpoint({{"kafka", train::data_position_to_json(offsets)}});
+bool StreamHooks::checkpoint_and_commit(train::LoopContext& ctx, const data::DataPosition& offsets, bool final) {
+  // The final one is written even at a periodic checkpoint's step: the other workers may have
+  // trained on past it (async parameter servers), and its claims say so.
+  ctx.write_checkpoint({{"kafka", train::data_position_to_json(offsets)}}, final);
   // Not written (a full disk; a server lost while saving, the job then restores from the
   // previous one): the group's offsets stay the previous checkpoint's.
   if (ctx.saved_step != ctx.step) return false;
@@ -445,7 +447,7 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
   if (ctx.chief()) {
     if (std::optional<AnnouncedRestore> r = sync.newer_restore()) own = adopt_after_end(ctx, *r);
     const data::DataPosition merged = sync.gather_final(own);
-    checkpoint_and_commit(ctx, merged);
+    checkpoint_and_commit(ctx, merged, /*final=*/true);
     sync.published_final();
     summarize(ctx, merged);
     return;

@@ -69,7 +69,8 @@ class StreamHooks final : public train::TrainingHooks {
   data::DataPosition claim(const train::LoopContext& ctx);
   // Chief: writes a checkpoint holding `offsets`; commits them to Kafka once it is published.
   // Returns whether it was written.
-  bool checkpoint_and_commit(train::LoopContext& ctx, const data::DataPosition& offsets);
+  // `final`: the run's last checkpoint, written even where a periodic one of its step exists.
+  bool checkpoint_and_commit(train::LoopContext& ctx, const data::DataPosition& offsets, bool final = false);
   // A restore announced after this worker's last step: its updates since the checkpoint are
   // gone and it takes no more steps, so its claim becomes the checkpoint's progress (the
   // events after it are read by the next --resume). Returns that claim.
