@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -29,6 +30,7 @@ constexpr const char* kStreamHeldBeforeBroadcast = "allreduce-stream-held-before
 constexpr const char* kStreamJoinAfterCheckpoint = "allreduce-stream-join-after-checkpoint";
 constexpr const char* kStreamWorkerLostAtStep = "stream-worker-lost-at-step";
 constexpr const char* kStreamWorkerLostAfterRewind = "stream-worker-lost-after-rewind";
+constexpr const char* kStreamWorkerLostBetweenPushes = "stream-worker-lost-between-pushes";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
@@ -66,15 +68,17 @@ Fault parse_fault() {
   if (text == kAllreduceChiefLostAtFinalCheckpoint) return {text, 1};
   Fault f;
   // WORKER:STEP
-  if (const std::string prefix = std::string(kStreamWorkerLostAtStep) + ":"; text.starts_with(prefix)) {
+  for (const char* kind : {kStreamWorkerLostAtStep, kStreamWorkerLostBetweenPushes}) {
+    const std::string prefix = std::string(kind) + ":";
+    if (!text.starts_with(prefix)) continue;
     const std::string rest = text.substr(prefix.size());
     const std::size_t colon = rest.find(':');
     try {
-      if (colon != std::string::npos) f = {kStreamWorkerLostAtStep, std::stoi(rest.substr(0, colon)), std::stoll(rest.substr(colon + 1))};
+      if (colon != std::string::npos) f = {kind, std::stoi(rest.substr(0, colon)), std::stoll(rest.substr(colon + 1))};
     } catch (const std::exception&) {
     }
     TRIB_CHECK(f.index >= 0 && f.step > 0, InvalidArgument, "{}={}: expected {}:WORKER:STEP", kFaultVariable, text,
-               kStreamWorkerLostAtStep);
+               kind);
     return f;
   }
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
@@ -88,10 +92,10 @@ Fault parse_fault() {
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
-             "{}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:STEP or {}:WORKER",
+             "{}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:STEP, {}:WORKER or {}:WORKER:STEP",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
              kStreamSlowInRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
-             kStreamWorkerLostAtStep, kStreamWorkerLostAfterRewind);
+             kStreamWorkerLostAtStep, kStreamWorkerLostAfterRewind, kStreamWorkerLostBetweenPushes);
   return f;
 }
 #endif
@@ -209,6 +213,32 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
   };
 #else
   (void)index;
+  return {};
+#endif
+}
+
+std::function<void(const char*, int, std::int64_t)> ps_push_fault_hook(int index, const std::string& run_dir) {
+#if TRIB_FAULT_HOOKS
+  const Fault f = parse_fault();
+  if (f.kind != kStreamWorkerLostBetweenPushes || f.index != index) return {};
+  // Its relaunch pushes step S again (async resumes at the oldest server's clock): only the
+  // first process is lost, which leaves this mark in the run directory.
+  const std::filesystem::path mark = std::filesystem::path(run_dir) / fmt::format("fault-lost-between-pushes-{}", index);
+  if (std::filesystem::exists(mark)) return {};
+  return [index, mark, step = f.step](const char* what, int ps, std::int64_t at) {
+    if (at != step) return;
+    const std::string event = what;
+    // Server 0's push is sent and answered; the others' never leave: this thread waits for
+    // the kill, on its own fan-out thread.
+    if (ps > 0 && event == "push leaving") std::this_thread::sleep_for(std::chrono::seconds(60));
+    if (ps != 0 || event != "push answered") return;
+    std::ofstream(mark) << "lost\n";
+    lose_this_process(
+        fmt::format("worker {} is lost after its push of step {} reached ps 0 and not the others", index, step));
+  };
+#else
+  (void)index;
+  (void)run_dir;
   return {};
 #endif
 }

@@ -207,7 +207,8 @@ TEST(AllreduceChiefEnd, AnUnknownFaultValueFailsNamingTheExpectedOne) {
                           "allreduce-chief-slow-at-final-checkpoint:SECONDS, allreduce-stream-slow-in-rewind:SECONDS, "
                           "allreduce-stream-slow-after-last-step:SECONDS, "
                           "allreduce-stream-held-before-broadcast:WORKER, allreduce-stream-join-after-checkpoint:STEP, "
-                          "stream-worker-lost-at-step:WORKER:STEP or stream-worker-lost-after-rewind:WORKER"),
+                          "stream-worker-lost-at-step:WORKER:STEP, stream-worker-lost-after-rewind:WORKER or "
+                          "stream-worker-lost-between-pushes:WORKER:STEP"),
             std::string::npos)
       << r.output;
   fs::remove_all(out);
