@@ -110,8 +110,16 @@ void expect_split_push_replayed_once(const Loss& loss, const std::string& output
   EXPECT_NE(output.find("ps 0: worker " + w + "'s push of step "), std::string::npos) << output;
   ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(  ps 0: [^\n]*MB in[^\n]*)"))) << output;
   EXPECT_NE(m[0].str().find(", 1 replayed push(es) acknowledged without applying them"), std::string::npos) << m[0];
+  // Sync: no push of a step came after its round closed (dropped, its batch never applied
+  // on that server), the lost worker's relaunch included.
+  if (loss.mode == "sync") {
+    EXPECT_NE(m[0].str().find(" 0 late dropped"), std::string::npos) << m[0];
+  }
   ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(  ps 1: [^\n]*MB in[^\n]*)"))) << output;
   EXPECT_EQ(m[0].str().find("replayed"), std::string::npos) << m[0];
+  if (loss.mode == "sync") {
+    EXPECT_NE(m[0].str().find(" 0 late dropped"), std::string::npos) << m[0];
+  }
 }
 
 void expect_relaunched_exactly_once(const Loss& loss) {
