@@ -30,6 +30,7 @@
 #include "trib/ps/data_claim.h"
 #include "trib/ps/ps_server.h"
 #include "trib/strategy/make_strategy.h"
+#include "trib/stream/stream_position.h"
 #include "trib/train_stream/stream_trainer.h"
 
 namespace trib::app {
@@ -51,6 +52,14 @@ net::NetOptions net_options(const config::JobConfig& job) {
 }
 
 namespace {
+
+// A stream job whose partitions the job assigns: a push's cursor is the worker's applied Kafka
+// progress, which only grows, so cursors compare and merge (a push its server applied already,
+// replayed by a worker relaunched at an older server's cursor, is acknowledged only).
+ps::DataCursors data_cursors(const config::JobConfig& job) {
+  if (!train_stream::ps_chief_rejoins(job)) return {};
+  return {stream::cursor_covers, stream::merge_cursors};
+}
 
 std::shared_ptr<net::Transport> transport_for(const std::string& role, const RoleArgs& args, const net::NetOptions& o,
                                               const Log& log, int index = 0, bool retry = true) {
@@ -228,6 +237,7 @@ int run_ps_role(const RoleArgs& args, const Log& log) {
   auto options_for = [&job, &m](int index) {
     ps::PsServerOptions o = strategy::ps_server_options(job, index, m.max_workers);
     o.present_workers = m.workers;
+    o.cursors = data_cursors(job);
     o.dispense_data = index == 0 && job.strategy.name == config::StrategyName::ps && !job.data.stream() &&
                       job.data.assignment == "dynamic";
     return o;
@@ -387,6 +397,8 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
     // it; otherwise only a checkpoint has them.
     links.ps_recovery.chief_rejoins = !job.data.stream() || train_stream::ps_chief_rejoins(job);
     links.ps_recovery.chief_takes_back = !job.data.stream();
+    links.ps_cursors = data_cursors(job);
+    links.ps_on_exchange = ps_push_fault_hook(m.index, m.run_dir);  // tests only (app/fault_hooks.h)
     for (int p = 0; p < m.ps; ++p) {
       ps_address(*member, p, std::chrono::seconds(job.cluster.join_timeout_s));
       // Dialled as a lost server is: the address is read again at each try (a server

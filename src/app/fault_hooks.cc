@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -32,6 +33,7 @@ constexpr const char* kStreamJoinAfterCheckpoint = "allreduce-stream-join-after-
 constexpr const char* kStreamWorkerLostAtStep = "stream-worker-lost-at-step";
 constexpr const char* kStreamWorkerLostAfterRewind = "stream-worker-lost-after-rewind";
 constexpr const char* kStreamHeldInRollback = "allreduce-stream-held-in-rollback";
+constexpr const char* kStreamWorkerLostBetweenPushes = "stream-worker-lost-between-pushes";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
@@ -70,7 +72,8 @@ Fault parse_fault() {
   if (text == kAllreduceChiefLostAtFinalCheckpoint) return {text, 1};
   Fault f;
   // WORKER:STEP, WORKER:N
-  for (const auto& [kind, second] : {std::pair{kStreamWorkerLostAtStep, "STEP"}, std::pair{kStreamHeldInRollback, "N"}}) {
+  for (const auto& [kind, second] : {std::pair{kStreamWorkerLostAtStep, "STEP"}, std::pair{kStreamHeldInRollback, "N"},
+                                     std::pair{kStreamWorkerLostBetweenPushes, "STEP"}}) {
     const std::string prefix = std::string(kind) + ":";
     if (!text.starts_with(prefix)) continue;
     const std::string rest = text.substr(prefix.size());
@@ -95,10 +98,11 @@ Fault parse_fault() {
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
-             "{}:SECONDS, {}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:N, {}:WORKER:STEP or {}:WORKER",
+             "{}:SECONDS, {}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:N, {}:WORKER:STEP, {}:WORKER or "
+             "{}:WORKER:STEP",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
              kStreamSlowInRewind, kStreamSlowAfterRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
-             kStreamHeldInRollback, kStreamWorkerLostAtStep, kStreamWorkerLostAfterRewind);
+             kStreamHeldInRollback, kStreamWorkerLostAtStep, kStreamWorkerLostAfterRewind, kStreamWorkerLostBetweenPushes);
   return f;
 }
 #endif
@@ -230,6 +234,32 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
   };
 #else
   (void)index;
+  return {};
+#endif
+}
+
+std::function<void(const char*, int, std::int64_t)> ps_push_fault_hook(int index, const std::string& run_dir) {
+#if TRIB_FAULT_HOOKS
+  const Fault f = parse_fault();
+  if (f.kind != kStreamWorkerLostBetweenPushes || f.index != index) return {};
+  // Its relaunch pushes step S again (async resumes at the oldest server's clock): only the
+  // first process is lost, which leaves this mark in the run directory.
+  const std::filesystem::path mark = std::filesystem::path(run_dir) / fmt::format("fault-lost-between-pushes-{}", index);
+  if (std::filesystem::exists(mark)) return {};
+  return [index, mark, step = f.step](const char* what, int ps, std::int64_t at) {
+    if (at != step) return;
+    const std::string event = what;
+    // Server 0's push is sent and answered; the others' never leave: this thread waits for
+    // the kill, on its own fan-out thread.
+    if (ps > 0 && event == "push leaving") std::this_thread::sleep_for(std::chrono::seconds(60));
+    if (ps != 0 || event != "push answered") return;
+    std::ofstream(mark) << "lost\n";
+    lose_this_process(
+        fmt::format("worker {} is lost after its push of step {} reached ps 0 and not the others", index, step));
+  };
+#else
+  (void)index;
+  (void)run_dir;
   return {};
 #endif
 }

@@ -51,6 +51,11 @@
 // checkpoint (fault point kStreamRewound), before its next push: its servers then hold no
 // cursor for it. A relaunched process does not rewind again.
 //
+// TRIB_TEST_FAULT=stream-worker-lost-between-pushes:W:S makes worker W of a parameter-server
+// job with several servers kill itself (SIGKILL) once its push of step S to server 0 is
+// answered, its pushes of that step to the other servers held back: a worker lost between its
+// pushes. Only the first process does (it leaves a mark in the run directory).
+//
 // Compiled in only where the tests are built (TRIB_FAULT_HOOKS, from BUILD_TESTING): the
 // builds that `make train`, `make bench` and a release use ignore the variable.
 #pragma once
@@ -87,6 +92,10 @@ std::function<void()> allreduce_fault_hook(int index, int chief_relaunches);
 
 // Worker `index`'s train::Distribution::fault_point for the stream faults above, or empty.
 std::function<void(const std::string&)> stream_fault_point(int index);
+
+// Worker `index`'s ps::PsUpdateOptions::on_exchange for the fault between pushes above (run
+// `run_dir`), or empty.
+std::function<void(const char*, int, std::int64_t)> ps_push_fault_hook(int index, const std::string& run_dir);
 
 // What a joining worker `index` of an allreduce stream job runs before it asks to join (the
 // join fault above, reading `run_dir`'s checkpoints), or empty.

@@ -81,7 +81,7 @@ void PsServer::lose_locked(int worker) {
   release_data_locked(worker);
   contributed_[worker] = false;
   // The round in progress may have waited only for this worker.
-  if (contributions_ > 0) complete_round(round_step_, last_lr_);
+  complete_round(round_step_, last_lr_);
   changed_.notify_all();
 }
 
@@ -355,14 +355,14 @@ net::Message PsServer::done(const net::Message& m, int worker, const std::string
   contributed_[worker] = false;
   release_data_locked(worker);  // a worker that stops early (SIGTERM) leaves its chunk to others
   // The round in progress may have waited only for this worker.
-  if (contributions_ > 0) complete_round(round_step_, last_lr_);
+  complete_round(round_step_, last_lr_);
   forward_locked(static_cast<std::uint8_t>(replica::Kind::request), worker, 0, origin, &m);
   changed_.notify_all();
   return reply(proto::make_body(proto::Type::done));
 }
 
 void PsServer::complete_round(std::int64_t step, float lr) {
-  if (contributions_ == 0 || contributions_ < needed_contributions()) return;
+  if (!round_complete_locked()) return;
   roster_->close_round();
   if (round_nonfinite_) {
     // Nothing is applied and the step does not advance: every worker of this round is told
@@ -380,6 +380,11 @@ void PsServer::complete_round(std::int64_t step, float lr) {
 }
 
 void PsServer::close_round_values(std::int64_t step, float lr) {
+  if (contributions_ == 0) {
+    // Only replayed pushes (ps_server_replay.cc): their batches were applied in earlier rounds.
+    if (o_.mode == Mode::sync) ++version_;
+    return;
+  }
   const float inv = 1.0f / static_cast<float>(contributions_);
   float* acc = accumulator_.data<float>();
   if (o_.mode == Mode::sync) {
@@ -455,12 +460,18 @@ net::Message PsServer::push(const net::Message& m, const proto::Body& body, cons
   // Checked under the lock that applies it: no push from before a rollback lands after it.
   if (behind_locked(h)) return rolled_back_locked(proto::Type::push);
   if (duplicate_locked(h)) return reply(proto::make_body(proto::Type::push));
+  if (replayed_locked(body)) {
+    // The backup holds the same cursors and takes the same decision.
+    forward_locked(static_cast<std::uint8_t>(replica::Kind::request), h.worker, 0, origin, &m);
+    changed_.notify_all();
+    return reply(proto::make_body(proto::Type::push));
+  }
   clocks_[h.worker] = std::max(clocks_[h.worker], h.step + 1);
   switch (o_.mode) {
     case Mode::async:
     case Mode::bounded:
       apply_gradients(m.tensor, layout, body.ids, lr, h.version_seen);
-      if (!body.text.empty()) cursors_[h.worker] = body.text;
+      keep_cursor_locked(h.worker, body.text);
       note_data_progress_locked(h.worker, body.text);
       break;
     case Mode::sync:
@@ -477,7 +488,7 @@ net::Message PsServer::push(const net::Message& m, const proto::Body& body, cons
       for (std::int64_t i = 0; i < flat_elements_; ++i) acc[i] += g[i];
       ++contributions_;
       contributed_[h.worker] = true;
-      if (!body.text.empty()) cursors_[h.worker] = body.text;
+      keep_cursor_locked(h.worker, body.text);
       note_data_progress_locked(h.worker, body.text);
       last_lr_ = lr;
       round_step_ = h.step;

@@ -20,7 +20,8 @@ std::string stats_to_json(const PsStats& s) {
               {k::kDataApplied, s.data_applied}, {k::kDataTotal, s.data_total}, {k::kDataReturned, s.data_returned},
               {k::kWorkersTraining, s.workers_training}, {k::kWorkersAway, s.workers_away},
               {k::kRollbacks, s.rollbacks}, {k::kRolledBackRequests, s.rolled_back_requests},
-              {k::kForwarded, s.forwarded}, {k::kDuplicatePushes, s.duplicate_pushes}, {k::kTakeovers, s.takeovers}}
+              {k::kForwarded, s.forwarded}, {k::kDuplicatePushes, s.duplicate_pushes}, {k::kTakeovers, s.takeovers},
+              {k::kReplayedPushes, s.replayed_pushes}}
       .dump();
 }
 
@@ -53,6 +54,7 @@ PsStats stats_from_json(const std::string& text, const std::string& source) {
     s.forwarded = j.value(k::kForwarded, std::uint64_t{0});
     s.duplicate_pushes = j.value(k::kDuplicatePushes, std::uint64_t{0});
     s.takeovers = j.value(k::kTakeovers, std::uint64_t{0});
+    s.replayed_pushes = j.value(k::kReplayedPushes, std::uint64_t{0});
   } catch (const json::exception& e) {
     throw InvalidArgument(fmt::format("{}: malformed stats reply: {}", source, e.what()));
   }

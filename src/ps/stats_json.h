@@ -32,6 +32,7 @@ inline constexpr const char* kRolledBackRequests = "rolled_back_requests";
 inline constexpr const char* kForwarded = "forwarded";
 inline constexpr const char* kDuplicatePushes = "duplicate_pushes";
 inline constexpr const char* kTakeovers = "takeovers";
+inline constexpr const char* kReplayedPushes = "replayed_pushes";
 
 }  // namespace trib::ps::stats_key
 

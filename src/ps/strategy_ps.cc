@@ -183,6 +183,7 @@ PsUpdate::Pulled PsUpdate::push_pull(int ps, std::int64_t step, const std::vecto
         pull_reply = c->request(std::move(ask), options);
         trace("pull sent", ps, step + 1);
       }
+      trace("push leaving", ps, step);
       push_reply = c->request(pushed);  // a copy: retried as is below
       trace("push sent", ps, step);
       if (!o_.pull_ahead) {
@@ -207,6 +208,7 @@ PsUpdate::Pulled PsUpdate::push_pull(int ps, std::int64_t step, const std::vecto
     if (got) return *got;
     return pull(ps, step + 1, vars, deadline);  // not allowed yet within the wait: ask again
   }
+  trace("push leaving", ps, step);
   trace("push sent", ps, step);
   check_reply(ps, proto::Type::push, failover_->call(ps, pushed));
   trace("push answered", ps, step);
@@ -216,6 +218,10 @@ PsUpdate::Pulled PsUpdate::push_pull(int ps, std::int64_t step, const std::vecto
 PsUpdate::Pulled PsUpdate::pull_all(std::int64_t step, VariableStore& vars) {
   std::vector<Pulled> got(o_.servers.size());
   fan_out_->run(o_.servers.size(), [&](std::size_t p) { got[p] = pull(static_cast<int>(p), step, vars); });
+  return resume_point(got);
+}
+
+PsUpdate::Pulled PsUpdate::resume_point(const std::vector<Pulled>& got) const {
   Pulled out;
   if (!got.empty()) out = got[0];
   for (const Pulled& g : got) {
@@ -227,6 +233,22 @@ PsUpdate::Pulled PsUpdate::pull_all(std::int64_t step, VariableStore& vars) {
     }
     out.skipped = out.skipped || g.skipped;
   }
+  if (!o_.cursors) return out;
+  // A push of this worker's lost process that reached some servers and not the others: its
+  // batch is read again from the oldest cursor (sync rounds have one step everywhere, so the
+  // step does not tell), and the servers that applied it acknowledge the replay only.
+  // No cursor is the oldest of all: no push applied since the run's start or a restore.
+  bool split = false;
+  for (const Pulled& g : got) {
+    if (g.cursor == out.cursor) continue;
+    split = true;
+    if (g.cursor.empty() || (!out.cursor.empty() && o_.cursors.covers(out.cursor, g.cursor))) out.cursor = g.cursor;
+  }
+  if (split && o_.log)
+    o_.log(fmt::format("worker {}: its last push reached some servers and not every other: its data resumes at the "
+                       "oldest server's cursor, and the servers that applied that push acknowledge it again without "
+                       "applying it",
+                       o_.worker_index));
   return out;
 }
 
@@ -537,6 +559,8 @@ void PsUpdate::finish_once() {
     if (s.forwarded > 0 || s.takeovers > 0)  // strategy.ps_replicas
       out += fmt::format(", {} change(s) forwarded to its backup, {} takeover(s), {} retried push(es) not reapplied",
                          s.forwarded, s.takeovers, s.duplicate_pushes);
+    if (s.replayed_pushes > 0)  // a worker lost between its pushes to the servers (ps_server_replay.cc)
+      out += fmt::format(", {} replayed push(es) acknowledged without applying them", s.replayed_pushes);
     if (s.data_total > 0)
       out += fmt::format("; data: {} of {} batches applied, {} handed back by departed workers", s.data_applied,
                          s.data_total, s.data_returned);

@@ -55,10 +55,10 @@ std::optional<PsUpdate::Pulled> PsUpdate::rejoin_running_job(VariableStore& vars
   // Variables that live on no server (batch-norm statistics) went with the lost chief: the
   // newest checkpoint holds the nearest.
   if (checkpoint != nullptr) take_local_variables(*checkpoint, vars);
-  // As pull_all: the step and cursor of the slowest server's view of this worker.
-  Pulled out = *got[0];
-  for (const std::optional<Pulled>& g : got)
-    if (g->step < out.step) out = *g;
+  // As pull_all: the step of the slowest server's view of this worker, the oldest cursor.
+  std::vector<Pulled> each;
+  for (const std::optional<Pulled>& g : got) each.push_back(*g);
+  const Pulled out = resume_point(each);
   rejoined_ = true;
   if (o_.log)
     o_.log(fmt::format("worker 0: every server holds the running job's state; the chief rejoins it in place at step "

@@ -61,7 +61,7 @@ void WorkerRoster::close_round() { pending_.assign(pending_.size(), false); }
 
 int WorkerRoster::counted() const {
   int n = 0;
-  for (std::size_t w = 0; w < done_.size(); ++w) n += active(static_cast<int>(w)) && !pending_[w];
+  for (std::size_t w = 0; w < done_.size(); ++w) n += counts(static_cast<int>(w));
   return n;
 }
 

@@ -52,7 +52,9 @@ class WorkerRoster {
   bool away(int worker) const { return lost_[worker] && !done_[worker] && !vacant_[worker]; }
   // Still training: neither done nor lost (pending ones included).
   bool active(int worker) const { return !done_[worker] && !lost_[worker]; }
-  // How many workers a round waits for: active and not pending.
+  // Whether a round waits for `worker`: active and not pending.
+  bool counts(int worker) const { return active(worker) && !pending_[worker]; }
+  // How many workers a round waits for.
   int counted() const;
   int size() const { return static_cast<int>(done_.size()); }
   // The whole roster, copied to a new backup (src/ps/ps_server_state.cc); load throws

@@ -58,6 +58,8 @@ std::unique_ptr<update::UpdateStrategy> make_ps_update(const train::UpdateInputs
   po.recovery = links.ps_recovery;
   po.overlap = job.strategy.ps_overlap;
   po.pull_ahead = job.strategy.ps_pull_ahead;
+  po.cursors = links.ps_cursors;
+  po.on_exchange = links.ps_on_exchange;
   po.log = [](const std::string& line) {
     fmt::print("{}\n", line);
     std::fflush(stdout);

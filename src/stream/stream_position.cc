@@ -1,5 +1,6 @@
 #include "trib/stream/stream_position.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <set>
@@ -150,6 +151,59 @@ void merge_claims(data::DataPosition& into, const data::DataPosition& from) {
   for (const auto& [topic, parts] : mine)
     for (const auto& [partition, p] : parts) write_progress(out, topic, partition, p);
   into = std::move(out);
+}
+
+namespace {
+
+// Whether every offset `p` holds as done is done in `q` too.
+bool done_within(const PartitionProgress& q, const PartitionProgress& p) {
+  if (p.next > q.next && q.applied.first_gap(q.next) < p.next) return false;
+  for (const auto& [begin, end] : p.applied.ranges()) {
+    const std::int64_t from = std::max(begin, q.next);
+    if (from < end && q.applied.first_gap(from) < end) return false;
+  }
+  return true;
+}
+
+// A cursor off the wire: a parse failure of any kind is the sender's fault.
+data::DataPosition cursor_from(const std::string& text) {
+  try {
+    data::DataPosition position = data::DataPosition::parse(text);
+    all_progress(position);  // every progress field checked here, once
+    return position;
+  } catch (const Error& e) {
+    throw InvalidArgument(fmt::format("a data cursor that is not a stream position ({})", e.what()));
+  }
+}
+
+}  // namespace
+
+bool progress_covers(const data::DataPosition& have, const data::DataPosition& pushed) {
+  const auto theirs = all_progress(pushed);
+  if (theirs.empty()) return false;
+  const auto mine = all_progress(have);
+  for (const auto& [topic, parts] : theirs) {
+    auto t = mine.find(topic);
+    if (t == mine.end()) return false;
+    for (const auto& [partition, p] : parts) {
+      auto it = t->second.find(partition);
+      if (it == t->second.end() || !done_within(it->second, p)) return false;
+    }
+  }
+  return true;
+}
+
+bool cursor_covers(const std::string& have, const std::string& pushed) {
+  const data::DataPosition theirs = cursor_from(pushed);
+  return !have.empty() && progress_covers(cursor_from(have), theirs);
+}
+
+std::string merge_cursors(const std::string& have, const std::string& pushed) {
+  data::DataPosition theirs = cursor_from(pushed);
+  if (have.empty()) return pushed;
+  data::DataPosition mine = cursor_from(have);
+  merge_claims(mine, theirs);
+  return mine.serialize();
 }
 
 std::string offset_key(std::string_view topic, std::int32_t partition) {

@@ -52,6 +52,7 @@
 #include "trib/checkpoint/safetensors.h"
 #include "trib/net/transport.h"
 #include "trib/optim/optimizer.h"
+#include "trib/ps/data_cursors.h"
 #include "trib/ps/placement.h"
 
 namespace trib::ps {
@@ -87,6 +88,11 @@ struct PsServerOptions {
   // data.assignment: dynamic, on server 0: hand out the training data in chunks to the
   // workers present (src/ps/chunk_dispenser.h), and take back what a departed one left unread.
   bool dispense_data = false;
+  // A stream job whose partitions the job assigns: how workers' data cursors compare and
+  // merge. A push whose cursor the worker's kept one covers (its batch was applied here
+  // already: a worker lost between its pushes to several servers, relaunched at the oldest
+  // server's cursor) is acknowledged without being applied. Empty: cursors are opaque text.
+  DataCursors cursors{};
 };
 
 struct PsStats {
@@ -104,6 +110,9 @@ struct PsStats {
   // strategy.ps_replicas: frames handed to the backup; pushes and claims answered as already
   // applied (retried after a failover); 1 once this server took over its shard from a lost primary.
   std::uint64_t forwarded = 0, duplicate_pushes = 0, takeovers = 0;
+  // PsServerOptions::cursors: pushes acknowledged without being applied, their batch already
+  // applied here (a relaunched worker's replay of a push that reached this server only).
+  std::uint64_t replayed_pushes = 0;
   std::uint64_t workers_lost = 0, workers_readmitted = 0, workers_joined = 0;
   // Now, not counters: workers still training (not done, not lost), and lost ones not back.
   std::uint64_t workers_training = 0, workers_away = 0;
@@ -201,6 +210,17 @@ class PsServer {
   // Under mu_: a push with a sequence number this server applied already (retried after a
   // failover); records a new one.
   bool duplicate_locked(const proto::Header& header);
+  // Under mu_, PsServerOptions::cursors: whether push `body` holds only data this server
+  // applied already (its cursor is checked either way); counts it (one line the first time),
+  // and in sync mode takes it as the worker's part of the round, with nothing added
+  // (ps_server_replay.cc).
+  bool replayed_locked(const proto::Body& body);
+  // Under mu_: `cursor`, from a push being applied, is what `worker` resumes at (merged with
+  // the kept one where cursors merge: what this server applied of it, whatever the order).
+  void keep_cursor_locked(int worker, const std::string& cursor);
+  // Under mu_, sync / averaging: a round holds contributions and every worker it waits for
+  // made one (a lost or finished worker's stays in it without being waited for).
+  bool round_complete_locked() const;
   // Under mu_: everything a backup needs to continue from here (src/ps/ps_server_state.cc),
   // appended to `out`.
   std::string encode_state_locked(std::string out) const;
@@ -250,8 +270,11 @@ class PsServer {
   std::unique_ptr<WorkerRoster> roster_;  // who is still training
   std::unique_ptr<ChunkDispenser> dispenser_;  // dispense_data
   std::vector<bool> skip_notice_;     // sync, per worker: the round it pushed to was skipped
-  std::vector<bool> contributed_;     // sync, per worker: pushed to the open round
-  std::vector<std::string> cursors_;  // per worker: the data cursor of its last applied push
+  // sync, per worker: pushed to the open round (a replayed push: its part with nothing added)
+  std::vector<bool> contributed_;
+  // Per worker: the data cursor of its last applied push (with PsServerOptions::cursors, all
+  // its applied pushes' merged)
+  std::vector<std::string> cursors_;
   std::vector<bool> rejoined_;        // per worker: re-admitted, its plain read not answered yet
   std::vector<bool> joiner_;          // per worker: that was its first admission (a joiner)
   // Per worker: the generation and sequence number of its last applied push that carried one.
@@ -271,6 +294,7 @@ class PsServer {
   float last_lr_ = 0;            // sync: the learning rate they came with
   std::int64_t round_ = 0;
   PsStats stats_;
+  bool replay_said_ = false;  // the first replayed push was logged
   std::shared_ptr<PoolAllocator> pool_;  // pull snapshots
   // Checkpoints travel over the connection, so the servers need no shared filesystem
   // (docs/checkpoint_format.md): a save snapshots the state at part 0 and hands it out one

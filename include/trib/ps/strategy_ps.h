@@ -25,6 +25,7 @@
 
 #include "trib/core/allocator.h"
 #include "trib/net/transport.h"
+#include "trib/ps/data_cursors.h"
 #include "trib/ps/placement.h"
 #include "trib/ps/ps_recovery.h"
 #include "trib/ps/ps_server.h"
@@ -69,8 +70,14 @@ struct PsUpdateOptions {
   // so the values come back while the gradients go out (both directions of the link at once);
   // they lack this push.
   bool pull_ahead = false;
+  // A stream job whose partitions the job assigns: how the servers' cursors for this worker
+  // compare. A relaunched worker resumes at the oldest (a push of its lost process may have
+  // reached some servers only; they acknowledge its replay without applying it). Empty: at the
+  // cursor of the server with the lowest step.
+  DataCursors cursors{};
   // Tests: called as a step's requests leave and their replies come back, with what happened
-  // ("push sent", "pull sent", "push answered", "pull answered"), the server and the step
+  // ("push leaving" before a push is sent, "push sent", "pull sent", "push answered", "pull
+  // answered"), the server and the step
   // the request is for. Called on the server's fan-out thread. None: nothing is called.
   std::function<void(const char* what, int ps, std::int64_t step)> on_exchange;
 };
@@ -121,6 +128,9 @@ class PsUpdate final : public update::UpdateStrategy {
   // A pull's reply: the values copied into `vars`, or nullopt when the server said "not yet".
   std::optional<Pulled> take_pull(int ps, std::int64_t step, const net::Message& r, VariableStore& vars);
   Pulled pull_all(std::int64_t step, VariableStore& vars);
+  // Every server's plain read as one: the lowest step, and the oldest cursor (one every other
+  // covers, with `cursors`; else the lowest step's). Says so when they differ.
+  Pulled resume_point(const std::vector<Pulled>& got) const;
   // Pushes server `ps`'s share of step `step` and pulls its values for step + 1 (overlap:
   // the pull asked right behind the push, on the same connection).
   Pulled push_pull(int ps, std::int64_t step, const std::vector<update::GradTensor>& grads, VariableStore& vars);

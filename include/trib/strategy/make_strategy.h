@@ -12,6 +12,7 @@
 #include "trib/collectives/strategy_allreduce.h"
 #include "trib/config/job_config.h"
 #include "trib/net/transport.h"
+#include "trib/ps/data_cursors.h"
 #include "trib/ps/placement.h"
 #include "trib/ps/ps_recovery.h"
 #include "trib/ps/ps_server.h"
@@ -37,6 +38,11 @@ struct WorkerLinks {
   // (collectives::AllreduceUpdateOptions::await_rejoin); empty: none.
   std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> await_rejoin{};
   ps::PsRecoveryOptions ps_recovery{};  // ps: surviving a lost server (empty: its loss ends the worker)
+  // ps, a stream job whose partitions the job assigns: how the servers' data cursors compare
+  // (ps::PsUpdateOptions::cursors); empty: opaque.
+  ps::DataCursors ps_cursors{};
+  // ps, tests only (app/fault_hooks.h): ps::PsUpdateOptions::on_exchange; empty: none.
+  std::function<void(const char* what, int ps, std::int64_t step)> ps_on_exchange{};
 };
 
 // The strategy inputs.job.strategy names, over `links`: local (clip and optimizer here), ps

@@ -50,6 +50,19 @@ data::DataPosition progress_fields(const data::DataPosition& position);
 // of `from` replace those of `into`.
 void merge_claims(data::DataPosition& into, const data::DataPosition& from);
 
+// Whether every record `pushed` holds as done (below its offset, or applied above it) is done
+// in `have` too, for every partition of every topic `pushed` names; false when `pushed` holds
+// no Kafka progress. A worker's cursors only grow, so a push whose cursor an earlier one
+// covers carries a batch that was applied already (ps::DataCursors).
+bool progress_covers(const data::DataPosition& have, const data::DataPosition& pushed);
+// The same over encoded positions (DataPosition::serialize), as a parameter server keeps a
+// worker's cursor: an empty `have` covers nothing. InvalidArgument for text that is not a
+// position or holds malformed progress.
+bool cursor_covers(const std::string& have, const std::string& pushed);
+// `have` with `pushed` merged in (merge_claims: the records done in either, the counts of
+// `pushed`), encoded; `pushed` when `have` is empty. InvalidArgument as cursor_covers.
+std::string merge_cursors(const std::string& have, const std::string& pushed);
+
 // `into` plus the Kafka fields of `from`; InvalidArgument naming the field when both hold an
 // offset for the same partition (two workers claim it).
 void merge_offsets(data::DataPosition& into, const data::DataPosition& from);

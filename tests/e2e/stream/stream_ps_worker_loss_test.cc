@@ -39,6 +39,9 @@ struct Loss {
   int victim = 1;      // 0: the chief
   int lost_at = 150;   // the victim's step after which it is lost
   int every = 100;     // training.checkpoint_every
+  // Lost between its pushes of step `lost_at` (TRIB_TEST_FAULT=stream-worker-lost-between-pushes):
+  // server 0 applied it, the others did not.
+  bool split = false;
 };
 
 // Every id in every worker's record, whichever process of the worker wrote it: a relaunched
@@ -89,6 +92,36 @@ void expect_each_event_once(const std::map<std::int64_t, int>& seen, std::int64_
   EXPECT_EQ(std::stoll(m[2]), n) << output;
 }
 
+// A push that reached server 0 only: the model's variables are on both servers (so each
+// holds part of that step), the relaunched worker says it resumes at the oldest cursor, and
+// server 0 acknowledged exactly that one push again without applying it, server 1 none.
+void expect_split_push_replayed_once(const Loss& loss, const std::string& output) {
+  std::smatch m;
+  for (int p = 0; p < loss.servers; ++p) {
+    ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(\bps )" + std::to_string(p) + R"(: (\d+) bytes)")))
+        << "the placement table names ps " << p << "\n" << output;
+    EXPECT_GT(std::stoll(m[1]), 0) << "no variable on ps " << p;
+  }
+  const std::string w = std::to_string(loss.victim);
+  EXPECT_NE(output.find("worker " + w + ": its last push reached some servers and not every other: its data resumes "
+                        "at the oldest server's cursor"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("ps 0: worker " + w + "'s push of step "), std::string::npos) << output;
+  ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(  ps 0: [^\n]*MB in[^\n]*)"))) << output;
+  EXPECT_NE(m[0].str().find(", 1 replayed push(es) acknowledged without applying them"), std::string::npos) << m[0];
+  // Sync: no push of a step came after its round closed (dropped, its batch never applied
+  // on that server), the lost worker's relaunch included.
+  if (loss.mode == "sync") {
+    EXPECT_NE(m[0].str().find(" 0 late dropped"), std::string::npos) << m[0];
+  }
+  ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(  ps 1: [^\n]*MB in[^\n]*)"))) << output;
+  EXPECT_EQ(m[0].str().find("replayed"), std::string::npos) << m[0];
+  if (loss.mode == "sync") {
+    EXPECT_NE(m[0].str().find(" 0 late dropped"), std::string::npos) << m[0];
+  }
+}
+
 void expect_relaunched_exactly_once(const Loss& loss) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
   std::atomic<bool> stop{false};
@@ -107,12 +140,16 @@ void expect_relaunched_exactly_once(const Loss& loss) {
     args.push_back("--set");
     args.push_back(s);
   }
-  const std::string fault = "stream-worker-lost-at-step:" + std::to_string(loss.victim) + ":" + std::to_string(loss.lost_at);
+  const std::string fault = std::string(loss.split ? "stream-worker-lost-between-pushes:" : "stream-worker-lost-at-step:") +
+                            std::to_string(loss.victim) + ":" + std::to_string(loss.lost_at);
   const testing::TribRun r = testing::run_trib(args, std::chrono::seconds(180), {}, {{"TRIB_TEST_FAULT", fault}});
   const std::string w = std::to_string(loss.victim);
-  ASSERT_NE(r.output.find("TRIB_TEST_FAULT: worker " + w + " is lost after its step " + std::to_string(loss.lost_at)),
+  ASSERT_NE(r.output.find("TRIB_TEST_FAULT: worker " + w + " is lost after its " +
+                          (loss.split ? "push of step " + std::to_string(loss.lost_at) + " reached ps 0 and not the others"
+                                      : "step " + std::to_string(loss.lost_at))),
             std::string::npos)
       << r.output;
+  if (loss.split) expect_split_push_replayed_once(loss, r.output);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("local cluster: worker" + w + " relaunched"), std::string::npos) << r.output;
   if (loss.victim == 0) {
@@ -151,6 +188,22 @@ void expect_relaunched_exactly_once(const Loss& loss) {
 // checkpoint 200 while it is away or catching up, and their barrier waits for it.
 TEST(StreamTraining, AJobThatLosesAParameterServerWorkerResumesItAtItsLastAppliedPushAsync) {
   expect_relaunched_exactly_once({.name = "ps-worker-lost-async", .mode = "async", .workers = 3, .servers = 2});
+}
+
+// Async, two servers, worker 1 of 3 lost between its pushes of step 150: server 0 applied it,
+// server 1 did not. Relaunched at the oldest cursor (server 1's), it reads that batch again and
+// pushes it to both; server 0 acknowledges it without applying it. Every event once.
+TEST(StreamTraining, AJobThatLosesAWorkerBetweenItsPushesToTwoServersAppliesEachBatchOnceOnEachAsync) {
+  expect_relaunched_exactly_once(
+      {.name = "ps-worker-lost-between-pushes-async", .mode = "async", .workers = 3, .servers = 2, .split = true});
+}
+
+// Sync, two workers: the round of step 150 closes on server 0 with the lost worker's batch and
+// on server 1 without it. Relaunched at the job's step, at server 1's cursor, its replay of that
+// batch is its part of a round on server 0 with nothing added, and applied on server 1.
+TEST(StreamTraining, AJobThatLosesAWorkerBetweenItsPushesToTwoServersAppliesEachBatchOnceOnEachSync) {
+  expect_relaunched_exactly_once(
+      {.name = "ps-worker-lost-between-pushes-sync", .mode = "sync", .workers = 2, .servers = 2, .split = true});
 }
 
 // Async, lost right after its update of checkpoint step 200 and before its offer there: the
