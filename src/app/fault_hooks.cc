@@ -29,6 +29,7 @@ constexpr const char* kStreamHeldBeforeBroadcast = "allreduce-stream-held-before
 constexpr const char* kStreamJoinAfterCheckpoint = "allreduce-stream-join-after-checkpoint";
 constexpr const char* kStreamWorkerLostAtStep = "stream-worker-lost-at-step";
 constexpr const char* kStreamWorkerLostAfterRewind = "stream-worker-lost-after-rewind";
+constexpr const char* kStreamWorkerLeavesAtStep = "stream-worker-leaves-at-step";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
@@ -66,15 +67,16 @@ Fault parse_fault() {
   if (text == kAllreduceChiefLostAtFinalCheckpoint) return {text, 1};
   Fault f;
   // WORKER:STEP
-  if (const std::string prefix = std::string(kStreamWorkerLostAtStep) + ":"; text.starts_with(prefix)) {
+  for (const char* kind : {kStreamWorkerLostAtStep, kStreamWorkerLeavesAtStep}) {
+    const std::string prefix = std::string(kind) + ":";
+    if (!text.starts_with(prefix)) continue;
     const std::string rest = text.substr(prefix.size());
     const std::size_t colon = rest.find(':');
     try {
-      if (colon != std::string::npos) f = {kStreamWorkerLostAtStep, std::stoi(rest.substr(0, colon)), std::stoll(rest.substr(colon + 1))};
+      if (colon != std::string::npos) f = {kind, std::stoi(rest.substr(0, colon)), std::stoll(rest.substr(colon + 1))};
     } catch (const std::exception&) {
     }
-    TRIB_CHECK(f.index >= 0 && f.step > 0, InvalidArgument, "{}={}: expected {}:WORKER:STEP", kFaultVariable, text,
-               kStreamWorkerLostAtStep);
+    TRIB_CHECK(f.index >= 0 && f.step > 0, InvalidArgument, "{}={}: expected {}:WORKER:STEP", kFaultVariable, text, kind);
     return f;
   }
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
@@ -88,10 +90,10 @@ Fault parse_fault() {
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
-             "{}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:STEP or {}:WORKER",
+             "{}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:STEP, {}:WORKER:STEP or {}:WORKER",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
              kStreamSlowInRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
-             kStreamWorkerLostAtStep, kStreamWorkerLostAfterRewind);
+             kStreamWorkerLostAtStep, kStreamWorkerLeavesAtStep, kStreamWorkerLostAfterRewind);
   return f;
 }
 #endif
@@ -181,6 +183,18 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
     // that the test's id record and the servers' cursor for the worker agree.
     return [index, at = fmt::format("{}:{}", kStreamStepApplied, f.step), step = f.step](const std::string& point) {
       if (point == at) lose_this_process(fmt::format("worker {} is lost after its step {}", index, step));
+    };
+  }
+  if (f.kind == kStreamWorkerLeavesAtStep) {
+    if (f.index != index) return {};
+    // SIGTERM to itself once its step is applied: it leaves at that step boundary (a
+    // non-chief parameter-server worker's leave), as `trib scale` down would make it.
+    return [index, at = fmt::format("{}:{}", kStreamStepApplied, f.step), step = f.step](const std::string& point) {
+      if (point != at) return;
+      std::fprintf(stderr, "%s: SIGTERM to worker %d after its step %lld\n", kFaultVariable, index,
+                   static_cast<long long>(step));
+      std::fflush(nullptr);
+      ::kill(::getpid(), SIGTERM);
     };
   }
   if (f.kind == kStreamWorkerLostAfterRewind) {

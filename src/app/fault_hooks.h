@@ -42,6 +42,10 @@
 // job kill itself (SIGKILL) right after it rewinds its Kafka positions in place to a restored
 // checkpoint (fault point kStreamRewound), before its next push: its servers then hold no
 // cursor for it. A relaunched process does not rewind again.
+// TRIB_TEST_FAULT=stream-worker-leaves-at-step:W:S makes worker W of a stream job send itself
+// SIGTERM once its step S is applied and recorded (kStreamStepApplied): a non-chief
+// parameter-server worker then leaves the job at that step boundary, as `trib scale` down
+// makes it, at a step the test knows.
 //
 // Compiled in only where the tests are built (TRIB_FAULT_HOOKS, from BUILD_TESTING): the
 // builds that `make train`, `make bench` and a release use ignore the variable.
