@@ -13,7 +13,8 @@ namespace {
 
 std::map<int, std::vector<int>> owners(int members, std::uint64_t absent, int partitions) {
   std::map<int, std::vector<int>> out;
-  for (int p = 0; p < partitions; ++p) out[PartitionShare{.index = 0, .members = members, .absent = absent}.owner(p)].push_back(p);
+  const PartitionShare share{.index = 0, .members = members, .absent = absent};
+  for (int p = 0; p < partitions; ++p) out[share.owner(p)].push_back(p);
   return out;
 }
 
@@ -38,18 +39,21 @@ TEST(PartitionShare, OwnershipDependsOnlyOnWhoIsAbsentNotOnTheOrderOfDepartures)
   for (int members = 2; members <= 5; ++members)
     for (std::uint64_t absent = 0; absent < (std::uint64_t{1} << members) - 1; ++absent)
       for (int p = 0; p < 4 * members; ++p) {
-        const int owner = PartitionShare{.index = 0, .members = members, .absent = absent}.owner(p);
+        const PartitionShare share{.index = 0, .members = members, .absent = absent};
+        const int owner = share.owner(p);
         ASSERT_GE(owner, 0);
         EXPECT_EQ((absent >> owner) & 1u, 0u) << "an absent member reads nothing";
         // A member that was present before one more left keeps what it had.
         for (int leaver = 0; leaver < members; ++leaver) {
           const std::uint64_t more = absent | (std::uint64_t{1} << leaver);
           if (more == absent || more == (std::uint64_t{1} << members) - 1 || owner == leaver) continue;
-          EXPECT_EQ(PartitionShare{.index = 0, .members = members, .absent = more}.owner(p), owner)
+          const PartitionShare after{.index = 0, .members = members, .absent = more};
+          EXPECT_EQ(after.owner(p), owner)
               << members << " members, absent " << absent << ", partition " << p << ", then " << leaver << " left";
         }
       }
-  EXPECT_EQ(PartitionShare{.index = 0, .members = 2, .absent = 3}.owner(0), -1);
+  const PartitionShare nobody{.index = 0, .members = 2, .absent = 3};
+  EXPECT_EQ(nobody.owner(0), -1);
 }
 
 }  // namespace
