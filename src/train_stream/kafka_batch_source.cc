@@ -147,9 +147,10 @@ void KafkaBatchSource::rewind(const data::DataPosition& offsets, std::int64_t ge
   pipeline_.reset();  // joins the prefetch thread: nothing is inside the source's next() now
   // Without a checkpoint: where this run started. Commits after the rewind carry a tag of
   // their own (KafkaSource::rewind).
-  base_ = stream::progress_fields(offsets.fields().empty() ? start_.offsets : offsets);
+  const data::DataPosition& to = offsets.fields().empty() ? start_.offsets : offsets;
+  base_ = stream::progress_fields(to);
   tag_ = fmt::format("{}-g{}", start_.run_id, generation);
-  kafka_->rewind(base_, tag_);
+  kafka_->rewind(to, tag_);
   // The job's group changed (an allreduce regroup): partitions move among the members here,
   // every one of which has just rewound to the same position.
   if (kafka_->options().share) kafka_->reassign(share());
