@@ -54,6 +54,10 @@ class ClusterStop final : public train::StopRequest {
 
   bool stop_at(std::int64_t step) override;
   std::string reason() const override;
+  bool leaves() const override {
+    std::lock_guard lock(mu_);
+    return leaving_;
+  }
 
  private:
   void watch();  // the background thread: raises this process's SIGTERM, reads the others'

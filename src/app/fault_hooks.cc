@@ -34,6 +34,7 @@ constexpr const char* kStreamWorkerLostAtStep = "stream-worker-lost-at-step";
 constexpr const char* kStreamWorkerLostAfterRewind = "stream-worker-lost-after-rewind";
 constexpr const char* kStreamHeldInRollback = "allreduce-stream-held-in-rollback";
 constexpr const char* kStreamWorkerLostBetweenPushes = "stream-worker-lost-between-pushes";
+constexpr const char* kStreamWorkerLeavesAtStep = "stream-worker-leaves-at-step";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
@@ -73,7 +74,8 @@ Fault parse_fault() {
   Fault f;
   // WORKER:STEP, WORKER:N
   for (const auto& [kind, second] : {std::pair{kStreamWorkerLostAtStep, "STEP"}, std::pair{kStreamHeldInRollback, "N"},
-                                     std::pair{kStreamWorkerLostBetweenPushes, "STEP"}}) {
+                                     std::pair{kStreamWorkerLostBetweenPushes, "STEP"},
+                                     std::pair{kStreamWorkerLeavesAtStep, "STEP"}}) {
     const std::string prefix = std::string(kind) + ":";
     if (!text.starts_with(prefix)) continue;
     const std::string rest = text.substr(prefix.size());
@@ -98,11 +100,12 @@ Fault parse_fault() {
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
-             "{}:SECONDS, {}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:N, {}:WORKER:STEP, {}:WORKER or "
-             "{}:WORKER:STEP",
+             "{}:SECONDS, {}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:N, {}:WORKER:STEP, {}:WORKER:STEP, "
+             "{}:WORKER or {}:WORKER:STEP",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
              kStreamSlowInRewind, kStreamSlowAfterRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
-             kStreamHeldInRollback, kStreamWorkerLostAtStep, kStreamWorkerLostAfterRewind, kStreamWorkerLostBetweenPushes);
+             kStreamHeldInRollback, kStreamWorkerLostAtStep, kStreamWorkerLeavesAtStep, kStreamWorkerLostAfterRewind,
+             kStreamWorkerLostBetweenPushes);
   return f;
 }
 #endif
@@ -192,6 +195,18 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
     // that the test's id record and the servers' cursor for the worker agree.
     return [index, at = fmt::format("{}:{}", kStreamStepApplied, f.step), step = f.step](const std::string& point) {
       if (point == at) lose_this_process(fmt::format("worker {} is lost after its step {}", index, step));
+    };
+  }
+  if (f.kind == kStreamWorkerLeavesAtStep) {
+    if (f.index != index) return {};
+    // SIGTERM to itself once its step is applied: it leaves at that step boundary (a
+    // non-chief parameter-server worker's leave), as `trib scale` down would make it.
+    return [index, at = fmt::format("{}:{}", kStreamStepApplied, f.step), step = f.step](const std::string& point) {
+      if (point != at) return;
+      std::fprintf(stderr, "%s: SIGTERM to worker %d after its step %lld\n", kFaultVariable, index,
+                   static_cast<long long>(step));
+      std::fflush(nullptr);
+      ::kill(::getpid(), SIGTERM);
     };
   }
   if (f.kind == kStreamWorkerLostAfterRewind) {

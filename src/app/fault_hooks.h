@@ -50,6 +50,10 @@
 // job kill itself (SIGKILL) right after it rewinds its Kafka positions in place to a restored
 // checkpoint (fault point kStreamRewound), before its next push: its servers then hold no
 // cursor for it. A relaunched process does not rewind again.
+// TRIB_TEST_FAULT=stream-worker-leaves-at-step:W:S makes worker W of a stream job send itself
+// SIGTERM once its step S is applied and recorded (kStreamStepApplied): a non-chief
+// parameter-server worker then leaves the job at that step boundary, as `trib scale` down
+// makes it, at a step the test knows.
 //
 // TRIB_TEST_FAULT=stream-worker-lost-between-pushes:W:S makes worker W of a parameter-server
 // job with several servers kill itself (SIGKILL) once its push of step S to server 0 is

@@ -244,6 +244,7 @@ int run_local_cluster(const LocalClusterOptions& o) {
       if (held.contains(i)) continue;
       auto c = std::make_unique<ChildProcess>(fmt::format("worker{}", i), argv("worker", i), env);
       board.print(fmt::format("local cluster: worker{} joins (pid {})", i, c->pid()));
+      coordinator.store().set(membership_key::given_up(i), "");
       staying.push_back(c.get());
       sup.add(std::move(c));
     }
@@ -289,8 +290,10 @@ int run_local_cluster(const LocalClusterOptions& o) {
         continue;
       }
       if (!relaunchable(*c)) {
-        board.print(fmt::format("local cluster: {} (pid {}) {}; it was evicted, and the job goes on without it",
-                                c->name(), c->pid(), c->describe_exit()));
+        board.print(fmt::format("local cluster: {}; it was evicted, and the job goes on without it",
+                                sup.describe_failure(*c)));
+        // Gone for good: a parameter-server stream job hands its partitions to the others.
+        coordinator.store().set(membership_key::given_up(std::stoi(c->name().substr(6))), "1");
         if (c->term_signal() != 0) lost_unrecovered = c->name();
         continue;
       }

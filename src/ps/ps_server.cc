@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -404,6 +405,15 @@ net::Message PsServer::pull(const proto::Body& body) {
   TRIB_CHECK(step >= -1 && step < kMaxStep, InvalidArgument, "ps {}: pull for step {}", o_.index, step);
   const int worker = body.header.worker;
   std::unique_lock lock(mu_);
+  if (body.header.flags & proto::kFlagCursorOf) {
+    const int of = std::atoi(body.text.c_str());
+    TRIB_CHECK(step == -1 && of >= 0 && of < static_cast<int>(cursors_.size()), InvalidArgument,
+               "ps {}: the cursor of worker '{}' asked at step {}", o_.index, body.text, step);
+    proto::Body r = proto::make_body(proto::Type::pull);
+    r.header.step = resume_step(of);
+    r.text = cursors_[of];
+    return reply(std::move(r));
+  }
   auto ready = [&] {
     if (behind_locked(body.header)) return true;  // answered at once: the worker rewinds
     if (!initialized_) return false;

@@ -49,7 +49,10 @@ enum Flags : std::uint16_t {
   // (a lost server was restored from a checkpoint, docs/fault_tolerance.md), or this server
   // is a relaunched one that holds no state yet. Nothing was applied; the worker rewinds.
   kFlagRolledBack = 1u << 4,
-  kKnownFlags = kFlagReply | kFlagReady | kFlagNonFinite | kFlagSkipped | kFlagRolledBack,
+  // pull (a plain read, step -1): the data cursor of the worker the request's text names (one
+  // gone for good, whose data the others take) and its resume step, at once, without values.
+  kFlagCursorOf = 1u << 5,
+  kKnownFlags = kFlagReply | kFlagReady | kFlagNonFinite | kFlagSkipped | kFlagRolledBack | kFlagCursorOf,
 };
 
 // Host-side image of the fixed header.

@@ -10,7 +10,10 @@
 // (take_back, strategy_ps_restore.cc). With strategy.ps_replicas a lost server's shard is at
 // its backup, which holds the state, and the read is answered there.
 
+#include <algorithm>
+
 #include "ps/fan_out.h"
+#include "ps/ps_wire.h"
 #include "ps/rolled_back.h"
 #include "ps/shard_failover.h"
 #include "trib/ps/strategy_ps.h"
@@ -65,6 +68,22 @@ std::optional<PsUpdate::Pulled> PsUpdate::rejoin_running_job(VariableStore& vars
                        "{} (no restore, nobody rewinds)",
                        out.step));
   return out;
+}
+
+std::optional<std::string> PsUpdate::data_cursor_of(int worker) {
+  // Each server keeps the cursor of the worker's last push it applied; a worker killed between
+  // its pushes to several servers is taken at the slowest one's, as its relaunch would be.
+  std::vector<std::pair<std::int64_t, std::string>> got(o_.servers.size());
+  fan_out_->run(o_.servers.size(), [&](std::size_t p) {
+    proto::Body ask = request(proto::Type::pull);
+    ask.header.step = -1;
+    ask.header.flags = proto::kFlagCursorOf;
+    ask.text = std::to_string(worker);
+    const proto::Body r = exchange(static_cast<int>(p), ask);
+    got[p] = {r.header.step, r.text};
+  });
+  if (got.empty()) return std::nullopt;
+  return std::min_element(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; })->second;
 }
 
 }  // namespace trib::ps

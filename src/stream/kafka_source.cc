@@ -88,7 +88,14 @@ KafkaSource::Impl::Impl(KafkaSourceOptions opts)
       options.share ? detail::KafkaConsumer::Assignment::manual : detail::KafkaConsumer::Assignment::group);
   if (options.share) {
     check_share(*options.share, consumer->partition_count(), options.topic);
-    consumer->assign(partitions_of(*options.share, consumer->partition_count()));
+    const std::vector<std::int32_t> owned = partitions_of(*options.share, consumer->partition_count());
+    consumer->assign(owned);
+    // A share that owns nothing (its member left the job for good, and the others read its
+    // partitions): no assignment comes, and none is waited for.
+    if (owned.empty()) {
+      std::lock_guard lock(mu);
+      joined = true;
+    }
   }
   // A position taken before the first assignment could name no offsets, and the first thing a
   // shuffle buffer does is take one.

@@ -49,6 +49,9 @@ struct LoopContext {
   RunSummary summary;                // the loop fills steps, epochs, wall_s, images_per_s
   std::int64_t saved_step = -1;      // the newest checkpoint's step (resumed from or written)
   StepTiming timing;                 // the last applied step's (on_step)
+  // The loop stopped because this worker leaves the running job alone (StopRequest::leaves):
+  // set before on_last_step.
+  bool leaving = false;
 
   bool chief() const { return distribution.chief(); }
   double epoch() const { return steps_per_epoch > 0 ? double(step) / double(steps_per_epoch) : 0; }

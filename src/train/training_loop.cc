@@ -113,7 +113,7 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
   VariableStore vars;
   initialize_parameters(graph.parameters(), tc.seed, vars);
   LoopContext ctx{job,     dist, spec, engine, vars, *update, source, progress, run ? &*run : nullptr,
-                  plan.steps_per_epoch, 0, 0, std::chrono::steady_clock::now(), RunSummary{}, -1, StepTiming{}};
+                  plan.steps_per_epoch, 0, 0, std::chrono::steady_clock::now(), RunSummary{}, -1, StepTiming{}, false};
   ctx.step = update->start(vars, resumed ? &resumed->checkpoint : nullptr);
   if (resumed) ctx.saved_step = resumed->checkpoint.step();
   if (std::optional<std::string> cursor = update->resume_data_cursor()) {
@@ -167,6 +167,7 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
       if (options.stop != nullptr && options.stop->stop_at(ctx.step)) {
         progress.message(fmt::format("step {}: {}: stopping here{}", ctx.step, options.stop->reason(),
                                      chief ? " and writing a checkpoint" : ""));
+        ctx.leaving = options.stop->leaves();
         break;
       }
       const auto t0 = std::chrono::steady_clock::now();  // the step's phases, for hooks (ctx.timing)

@@ -109,9 +109,22 @@ void KafkaBatchSource::start(const train::SourceStart& start) {
   }
   start_ = sync_.start(start_);
 
-  kafka_ = std::make_unique<stream::KafkaSource>(source_options(job_, dist_, start_.run_id));
+  stream::KafkaSourceOptions options = source_options(job_, dist_, start_.run_id);
+  // Relaunched into a job that workers left for good: their partitions are the others' (this
+  // one's own too, if it is one of them: left_before).
+  if (options.share && sync_.relaunched() && job_.strategy.name == config::StrategyName::ps)
+    for (int w = 0; w < dist_.workers && w < 64; ++w)
+      if (std::optional<data::DataPosition> claim = sync_.departed(w)) {
+        absent_ |= std::uint64_t{1} << w;
+        gone_.emplace(w, std::move(*claim));
+      }
+  left_before_ = ((absent_ >> dist_.worker_index) & 1u) != 0;
+  if (options.share) options.share->absent = absent_;
+  kafka_ = std::make_unique<stream::KafkaSource>(options);
   stream::KafkaSource* kafka = kafka_.get();
   if (!start_.offsets.fields().empty()) kafka->seek(start_.offsets);
+  base_ = stream::progress_fields(start_.offsets);
+  tag_ = start_.run_id;
   sync_.await_assignment([kafka] { return !kafka->assignment().empty(); },
                          [kafka] { kafka->service(std::chrono::milliseconds(10)); }, std::chrono::seconds(60),
                          kc.topic);
@@ -134,11 +147,13 @@ void KafkaBatchSource::rewind(const data::DataPosition& offsets, std::int64_t ge
   pipeline_.reset();  // joins the prefetch thread: nothing is inside the source's next() now
   // Without a checkpoint: where this run started. Commits after the rewind carry a tag of
   // their own (KafkaSource::rewind).
-  kafka_->rewind(offsets.fields().empty() ? start_.offsets : offsets,
-                 fmt::format("{}-g{}", start_.run_id, generation));
+  const data::DataPosition& to = offsets.fields().empty() ? start_.offsets : offsets;
+  base_ = stream::progress_fields(to);
+  tag_ = fmt::format("{}-g{}", start_.run_id, generation);
+  kafka_->rewind(to, tag_);
   // The job's group changed (an allreduce regroup): partitions move among the members here,
   // every one of which has just rewound to the same position.
-  if (kafka_->options().share) kafka_->reassign(share_of(dist_.worker_index, sync_.members(), dist_.workers));
+  if (kafka_->options().share) kafka_->reassign(share());
   sync_.set_scope(generation);
   if (before_reading) before_reading();
   build_pipeline();
@@ -155,11 +170,44 @@ void KafkaBatchSource::resume_at(const data::DataPosition& position) {
   // The progress this run started from, for the partitions the cursor does not name; where
   // both do, the cursor's (it grew from there: merge_claims keeps what either applied).
   data::DataPosition at = stream::progress_fields(start_.offsets);
+  // Partitions adopted from a worker that left: from its departure on, where this worker may
+  // not have pushed anything of theirs yet.
+  for (const auto& [w, claim] : gone_) stream::merge_claims(at, stream::progress_fields(claim));
   stream::merge_claims(at, stream::progress_fields(position));
   pipeline_.reset();  // joins the prefetch thread: nothing is inside the source's next() now
   kafka_->rewind(at, start_.run_id);
+  base_ = at;
+  tag_ = start_.run_id;
   build_pipeline();
   resumed_at_ = kafka_fields(position);
+}
+
+stream::PartitionShare KafkaBatchSource::share() const {
+  stream::PartitionShare s = share_of(dist_.worker_index, sync_.members(), dist_.workers);
+  s.absent = absent_;
+  return s;
+}
+
+std::vector<std::int32_t> KafkaBatchSource::adopt(const std::map<int, data::DataPosition>& gone) {
+  // Own partitions go back to what this worker applied (the shuffle buffer's and the prefetch
+  // queue's records are read again); a departed worker's start at its last applied push, or,
+  // where it applied nothing, where the consumer last sought.
+  data::DataPosition at = base_;
+  stream::merge_claims(at, stream::progress_fields(kafka_->applied_position()));
+  for (const auto& [w, claim] : gone) {
+    stream::merge_claims(at, stream::progress_fields(claim));
+    if (w < 64) absent_ |= std::uint64_t{1} << w;
+  }
+  const std::vector<std::int32_t> before = kafka_->assignment();
+  pipeline_.reset();  // joins the prefetch thread: nothing is inside the source's next() now
+  kafka_->rewind(at, tag_);
+  kafka_->reassign(share());
+  base_ = at;
+  build_pipeline();
+  std::vector<std::int32_t> gained;
+  for (std::int32_t p : kafka_->assignment())
+    if (std::find(before.begin(), before.end(), p) == before.end()) gained.push_back(p);
+  return gained;
 }
 
 void KafkaBatchSource::applied(const data::Batch& batch) { kafka_->applied(batch); }

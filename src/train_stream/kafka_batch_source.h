@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,7 +36,10 @@ class KafkaBatchSource final : public train::BatchSource {
   KafkaBatchSource(const config::JobConfig& job, const train::Distribution& dist);
 
   void start(const train::SourceStart& start) override;
-  std::optional<data::Batch> next() override { return pipeline_->next(); }
+  std::optional<data::Batch> next() override {
+    if (left_before_) return std::nullopt;
+    return pipeline_->next();
+  }
   void applied(const data::Batch& batch) override;
   void skipped(const data::Batch& batch) override;
   // position() stays nullopt: the stream hooks save the workers' merged applied progress as
@@ -68,6 +72,19 @@ class KafkaBatchSource final : public train::BatchSource {
   void rewind(const data::DataPosition& offsets, std::int64_t generation,
               const std::function<void()>& before_reading = {});
 
+  // Parameter servers, job-assigned: workers `gone` (index: its last applied claim) left the
+  // job for good. At this step boundary the pipeline is torn down, the consumer seeks its own
+  // partitions back to their applied progress and reassigns: each partition of a departed
+  // worker goes to its next present worker (PartitionShare::owner), this one taking its own
+  // at the departed claim's progress. Returns the partitions it gained.
+  std::vector<std::int32_t> adopt(const std::map<int, data::DataPosition>& gone);
+  // Workers that left for good, whose partitions the others read (bit w: worker w).
+  std::uint64_t absent() const { return absent_; }
+  // A worker started again at the index of one that left for good (`trib scale` up): its
+  // partitions stay with the workers that adopted them, and it reads nothing (next() ends at
+  // once), so that no event is read twice. Taking its share back is not built yet.
+  bool left_before() const { return left_before_; }
+
   // The checkpoint's "kafka" section this run restored (empty: none).
   const data::DataPosition& restored_offsets() const { return start_.offsets; }
   stream::KafkaSource& kafka() { return *kafka_; }
@@ -75,6 +92,8 @@ class KafkaBatchSource final : public train::BatchSource {
 
  private:
   void build_pipeline();
+  // This worker's share among sync().members(), without the workers that left for good.
+  stream::PartitionShare share() const;
 
   const config::JobConfig& job_;
   const train::Distribution& dist_;
@@ -86,6 +105,13 @@ class KafkaBatchSource final : public train::BatchSource {
   std::optional<data::Pipeline> pipeline_;
   std::function<stream::StreamCounts(const data::Batch&)> cursor_counts_;
   data::DataPosition resumed_at_;
+  std::uint64_t absent_ = 0;
+  std::map<int, data::DataPosition> gone_;  // a relaunched worker's: departures before its start
+  bool left_before_ = false;
+  // The position the consumer last sought to as a whole (the start, a rewind, a resume): the
+  // progress of partitions nobody has applied from since.
+  data::DataPosition base_;
+  std::string tag_;  // the run id the consumer's commits carry since then
 };
 
 }  // namespace trib::train_stream

@@ -129,14 +129,17 @@ void StreamHooks::on_start(train::LoopContext& ctx) {
   }
   // Parameter servers with job-assigned partitions (an allreduce joiner rolls back with its
   // group instead: on_regroup; a group-assigned one's partitions may have moved).
-  if (source_.sync().relaunched() && ctx.job.strategy.name == config::StrategyName::ps &&
-      source_.kafka().options().share)
-    rejoin(ctx);
+  const bool ps_assigned = ctx.job.strategy.name == config::StrategyName::ps && source_.kafka().options().share;
+  if (source_.sync().relaunched() && ps_assigned) rejoin(ctx);
+  // Their workers that leave for good hand their partitions to the others (stream_departures.cc).
+  adopts_ = ps_assigned && dist.workers > 1;
+  if (adopts_ && ctx.chief()) source_.sync().set_settle([this, &ctx](int w) { settle(ctx, w); });
 }
 
 void StreamHooks::rejoin(train::LoopContext& ctx) {
   const int w = ctx.distribution.worker_index;
   const data::DataPosition& cursor = source_.resumed_at();
+  if (source_.left_before()) return rejoin_after_leaving(ctx);
   // No cursor, yet the job restored its servers from a checkpoint since it started: they forget
   // every cursor there, and this worker pushed nothing after (lost in the restore's rewind,
   // say). Its share then starts at that checkpoint's progress, as the others' did when they
@@ -183,6 +186,7 @@ void StreamHooks::on_step(train::LoopContext& ctx, const data::Batch& batch, con
   metrics_.record(batch, positive_scores(result.logits), wall_ms());
   if (gauges_) gauges_->step(batch, wall_ms());
   if (!shares_cursors_) ids_->step(ctx.step, batch);  // else written before the exchange
+  if (adopts_) adopt_departed(ctx);
   // Tests: a worker lost at a known step, its update applied and recorded (app/fault_hooks.h).
   if (ctx.distribution.fault_point) ctx.distribution.fault_point(fmt::format("stream-step-applied:{}", ctx.step));
 }
@@ -444,6 +448,7 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
   // The last checkpoint: every worker has stopped, so the final claims are exact. The loop has
   // just had every worker report, so the chief collects all rows after the claims.
   if (ctx.distribution.fault_point) ctx.distribution.fault_point("stream-after-last-step");
+  if (ctx.leaving && adopts_) return leave(ctx);  // the job goes on: no last checkpoint for it
   if (ctx.chief()) {
     if (std::optional<AnnouncedRestore> r = sync.newer_restore()) own = adopt_after_end(ctx, *r);
     const data::DataPosition merged = sync.gather_final(own);

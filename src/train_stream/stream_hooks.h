@@ -6,6 +6,7 @@
 // the checkpoint is published (stream_sync.h).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -95,6 +96,19 @@ class StreamHooks final : public train::TrainingHooks {
   // continue from its resumed cursor's, and it takes the checkpoint barrier of the step it
   // resumes at, which it missed.
   void rejoin(train::LoopContext& ctx);
+  // Parameter servers, job-assigned partitions: at a step boundary (every kDepartureCheck at
+  // most), the partitions of workers that left for good since move to the present workers, this
+  // one reading its part of them from the departed claim on (KafkaBatchSource::adopt). The
+  // chief first publishes the departure of a worker the launcher gave up on (settle).
+  void adopt_departed(train::LoopContext& ctx);
+  // Chief: worker `w`, which the launcher gave up on, departs with the cursor of its last push
+  // the servers applied (the slowest server's), or where its partitions were last sought.
+  void settle(train::LoopContext& ctx, int w);
+  // This worker leaves the running job for good (ctx.leaving): its claim goes to the others.
+  void leave(train::LoopContext& ctx);
+  // Started again at the index of a worker that left for good: it reads nothing
+  // (KafkaBatchSource::left_before); its counts are those it left with.
+  void rejoin_after_leaving(train::LoopContext& ctx);
 
   KafkaBatchSource& source_;
   std::filesystem::path run_dir_;
@@ -109,6 +123,10 @@ class StreamHooks final : public train::TrainingHooks {
   // every later claim of the chief, so that a partition nobody has claimed since (the lost
   // worker's, before the consumer group moves it) keeps the checkpoint's progress.
   data::DataPosition regrouped_from_;
+  // Parameter-server stream jobs on job-assigned partitions with several workers: departures
+  // are looked for (adopt_departed), at most this often.
+  bool adopts_ = false;
+  std::chrono::steady_clock::time_point next_departure_check_{};
 };
 
 }  // namespace trib::train_stream

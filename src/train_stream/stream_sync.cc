@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "train/training_state.h"
+#include "trib/cluster/membership_keys.h"
 #include "trib/core/error.h"
 #include "trib/stream/stream_position.h"
 #include "trib/train_stream/stream_trainer.h"
@@ -21,6 +22,9 @@ namespace {
 std::string encode(const data::DataPosition& p) { return train::data_position_to_json(p).dump(); }
 
 data::DataPosition decode(const std::string& text) { return train::data_position_from_json(nlohmann::json::parse(text)); }
+
+// Where worker `w`'s claim goes when it leaves the job for good (StreamSync::leave).
+std::string gone_key(int w) { return fmt::format("stream/gone/{}", w); }
 
 // Partitions are disjoint at a barrier, unless one moved between workers within the run:
 // both then claim it, and merge_claims keeps what either applied (applied_offsets.h).
@@ -173,8 +177,8 @@ std::optional<data::DataPosition> StreamSync::gather(std::int64_t step, const da
   for (int w : members_) {
     if (w == dist_.worker_index) continue;
     std::optional<std::string> v =
-        wait_any({key(fmt::format("pos/{}/{}", step, w)), key(fmt::format("final/{}", w))}, nullptr,
-                 [this, w] { return restore_wanted() || newer_restore().has_value() || regroup_planned() || lost(w); });
+        wait_for_worker(w, {key(fmt::format("pos/{}/{}", step, w)), key(fmt::format("final/{}", w))},
+                        [this, w] { return restore_wanted() || newer_restore().has_value() || regroup_planned() || lost(w); });
     if (!v) return std::nullopt;
     merge_newest(merged, decode(*v));
   }
@@ -206,12 +210,44 @@ data::DataPosition StreamSync::gather_final(const data::DataPosition& own) {
     if (w == dist_.worker_index) continue;
     // A worker lost after its last exchange: nobody re-forms the group, and its final offsets
     // never come. The chief fails instead, and the job restarts from its newest checkpoint.
-    std::optional<std::string> v = wait_any({key(fmt::format("final/{}", w))}, nullptr, [this, w] { return lost(w); });
+    std::optional<std::string> v = wait_for_worker(w, {key(fmt::format("final/{}", w))}, [this, w] { return lost(w); });
     TRIB_CHECK(v.has_value(), Unavailable,
                "worker {} was lost before handing over its final Kafka offsets: the last checkpoint cannot hold them", w);
     merge_newest(merged, decode(*v));
   }
   return merged;
+}
+
+std::optional<std::string> StreamSync::wait_for_worker(int w, const std::vector<std::string>& keys,
+                                                       const std::function<bool()>& give_way) {
+  std::vector<std::string> any = keys;
+  any.push_back(gone_key(w));
+  for (;;) {
+    const bool settles = static_cast<bool>(settle_);
+    std::optional<std::string> v =
+        wait_any(any, nullptr, [&] { return give_way() || (settles && given_up(w)); });
+    if (v || !settles || !given_up(w) || give_way()) return v;
+    // Gone for good without a word (the launcher gave up on it): its departure is published
+    // now, from the servers' cursor, and taken like a leaver's on the next round.
+    if (!departed(w)) settle_(w);
+  }
+}
+
+void StreamSync::publish_departure(int w, const data::DataPosition& claim) {
+  if (dist_.workers > 1) dist_.publish(gone_key(w), encode(kafka_fields(claim)));
+}
+
+std::optional<data::DataPosition> StreamSync::departed(int w) const {
+  if (!dist_.lookup) return std::nullopt;
+  std::optional<std::string> v = dist_.lookup(gone_key(w));
+  if (!v || v->empty()) return std::nullopt;
+  return decode(*v);
+}
+
+bool StreamSync::given_up(int w) const {
+  if (!dist_.lookup) return false;
+  std::optional<std::string> v = dist_.lookup(cluster::membership_key::given_up(w));
+  return v && !v->empty();
 }
 
 }  // namespace trib::train_stream

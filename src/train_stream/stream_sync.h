@@ -34,6 +34,13 @@
 // re-forming the group and waits for the others), and the chief's gather when a worker it
 // waits for is lost (nobody's exchange fails while all wait at the barrier); no checkpoint is
 // written then, and every member's next exchange fails into the re-forming.
+//
+// Parameter servers, a worker gone for good (SIGTERM's leave, `trib scale` down, or one the
+// launcher gave up on): stream/gone/<w> holds its last applied push's claim (its progress and
+// counts), published by the leaver itself or, for one the launcher gave up on, by the chief
+// from the servers' cursor. It is not scoped: the barriers take it in place of the worker's
+// offers and final offsets from then on, and the others adopt its partitions
+// (StreamHooks::adopt_departed).
 #pragma once
 
 #include <chrono>
@@ -129,6 +136,21 @@ class StreamSync {
   // Chief, after publishing the last checkpoint.
   void published_final();
 
+  // A parameter-server worker leaving the running job for good: its last applied claim, which
+  // the chief's barriers take in place of its offers and the others adopt its partitions at.
+  void leave(const data::DataPosition& claim) { publish_departure(dist_.worker_index, claim); }
+  // Worker `w` left for good with `claim` (leave; the chief for a worker the launcher gave up on).
+  void publish_departure(int w, const data::DataPosition& claim);
+  // Worker `w`'s claim when it left for good (leave, or the chief's settle for one the
+  // launcher gave up on); nullopt while it is in the job.
+  std::optional<data::DataPosition> departed(int w) const;
+  // Whether the launcher gave up on worker `w` (cluster::membership_key::given_up).
+  bool given_up(int w) const;
+  // Chief of a parameter-server stream job: publishes the departure of worker `w`, one the
+  // launcher gave up on (StreamHooks: its claim from the servers' cursor). A barrier waiting
+  // for such a worker calls it instead of waiting.
+  void set_settle(std::function<void(int)> settle) { settle_ = std::move(settle); }
+
  private:
   // The first of `keys` that is set (its value; `which` names it), or nullopt once
   // `give_way` says so (checked every few tens of ms). Timeout after timeout_.
@@ -140,12 +162,17 @@ class StreamSync {
   bool regroup_planned() const;
   // Whether worker `w` was lost (Distribution::worker_lost).
   bool lost(int w) const { return dist_.worker_lost && dist_.worker_lost(w); }
+  // Worker `w`'s value among `keys` (scoped, each with `w`) or its departure, for a barrier;
+  // nullopt when `give_way` says so. A worker the launcher gave up on is settled first.
+  std::optional<std::string> wait_for_worker(int w, const std::vector<std::string>& keys,
+                                             const std::function<bool()>& give_way);
 
   const train::Distribution& dist_;
   std::chrono::milliseconds timeout_;
   std::int64_t scope_ = 0;
   std::vector<int> members_;
   bool relaunched_ = false;
+  std::function<void(int)> settle_;
 };
 
 // The stream fields of a position (stream::is_stream_field: Kafka progress and counts; a

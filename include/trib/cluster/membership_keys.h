@@ -23,6 +23,11 @@ inline std::string lost(const std::string& role, int index) {
   return fmt::format("membership/lost/{}/{}", role, index);
 }
 
+// Set ("1") by a local launcher when it does not relaunch a lost worker (cluster.max_restarts
+// spent or 0): the worker is gone for good, and a parameter-server stream job hands its Kafka
+// partitions to the others. Cleared ("") when the launcher starts a worker at that index again.
+inline std::string given_up(int index) { return fmt::format("membership/given_up/worker/{}", index); }
+
 // Set by the coordinator (to how many times the chief was lost so far) when it evicts a chief
 // that the job goes on without (CoordinatorOptions::chief_may_be_lost), so before any process
 // can join in its place: the next worker 0 (relaunched by a local launcher, or started again by

@@ -94,6 +94,8 @@ class PsUpdate final : public update::UpdateStrategy {
   void finish_after_restore() override;
   void set_data_cursor(std::string cursor) override { cursor_ = std::move(cursor); }
   std::optional<std::string> resume_data_cursor() const override { return resume_cursor_; }
+  // As a relaunched worker's plain read would find it: the slowest server's (strategy_ps_rejoin.cc).
+  std::optional<std::string> data_cursor_of(int worker) override;
   std::string report() const override { return report_; }
   std::optional<update::Rewind> take_rewind() override;
   bool rejoined_running_job() const override { return rejoined_; }

@@ -44,12 +44,31 @@
 namespace trib::stream {
 
 // A member's share of a topic's partitions when the job, not the consumer group, assigns them:
-// member `index` of `members` reads every partition p with p % members == index.
+// member `index` of `members` reads every partition p with p % members == index, its home.
+// Members in `absent` (bit m: member m left the job for good, a parameter-server worker) read
+// nothing: each partition of theirs goes to the first present member of its own fixed order
+// after its home (owner()), so a departure moves only the leaver's partitions, spread over the
+// others, and a member coming back takes back exactly the partitions it would own.
 struct PartitionShare {
   int index = 0;
   int members = 1;
+  std::uint64_t absent = 0;
 
-  bool owns(std::int32_t partition) const { return partition % members == index; }
+  bool is_absent(int member) const { return member < 64 && ((absent >> member) & 1u) != 0; }
+  // The member that reads `partition`; -1 when every member is absent.
+  int owner(std::int32_t partition) const {
+    const int home = partition % members;
+    if (!is_absent(home)) return home;
+    // The others in a cyclic order whose start moves with the partition: a leaver's partitions
+    // spread over them.
+    const int others = members - 1;
+    for (int j = 0; j < others; ++j) {
+      const int m = (home + 1 + (partition / members + j) % others) % members;
+      if (!is_absent(m)) return m;
+    }
+    return -1;
+  }
+  bool owns(std::int32_t partition) const { return owner(partition) == index; }
   bool operator==(const PartitionShare&) const = default;
 };
 

@@ -21,6 +21,9 @@ class StopRequest {
   virtual bool stop_at(std::int64_t step) = 0;
   // Why, for the log line: "SIGTERM (preemption)".
   virtual std::string reason() const = 0;
+  // Whether this worker stops alone and the job goes on without it (SIGTERM to a non-chief
+  // parameter-server worker): its hooks hand its data to the others instead of ending.
+  virtual bool leaves() const { return false; }
 };
 
 // A single process: stops at the first step boundary after SIGTERM.

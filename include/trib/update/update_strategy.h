@@ -108,6 +108,10 @@ class UpdateStrategy {
   // After start(): where this worker's data resumes, when the strategy knows (a relaunched
   // parameter-server worker); nullopt: where the source's own start put it.
   virtual std::optional<std::string> resume_data_cursor() const { return std::nullopt; }
+  // The data cursor of another worker's last applied update (parameter servers: the slowest
+  // server's; a worker gone for good hands its data to the others from there). nullopt where
+  // the strategy keeps none; "" where that worker has pushed none.
+  virtual std::optional<std::string> data_cursor_of(int /*worker*/) { return std::nullopt; }
   // After start(), on a chief started in place of a lost one: true when it rejoined the
   // running job with its current state (the parameter servers'), false when it took the job
   // back to its newest checkpoint (or it is no such chief).

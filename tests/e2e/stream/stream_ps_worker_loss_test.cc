@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "e2e/stream/ps_stream_util.h"
 #include "e2e/stream/stream_record.h"
 #include "e2e/trib_process.h"
 #include "trib/stream/event_producer.h"
@@ -28,8 +29,8 @@ namespace trib {
 namespace {
 
 namespace fs = std::filesystem;
-
-const std::string kExample = std::string(TRIB_SOURCE_DIR) + "/examples/stream_fraud.yaml";
+using testing::expect_each_event_once;
+using testing::recorded_ids;
 
 struct Loss {
   std::string name;
@@ -43,54 +44,6 @@ struct Loss {
   // server 0 applied it, the others did not.
   bool split = false;
 };
-
-// Every id in every worker's record, whichever process of the worker wrote it: a relaunched
-// worker continues at its last applied push, so nothing its lost process recorded is undone. A
-// line "rewind S" (the job restored checkpoint S in place) drops the worker's lines for steps
-// after S, which went to the model the restore discarded.
-std::map<std::int64_t, int> recorded_ids(const fs::path& out, int workers, int& runs, int& rewinds) {
-  std::map<std::int64_t, int> seen;
-  runs = rewinds = 0;
-  for (int w = 0; w < workers; ++w) {
-    std::ifstream in(out / "stream_ids" / ("worker-" + std::to_string(w) + ".txt"));
-    std::vector<std::pair<std::int64_t, std::int64_t>> kept;  // (step, id)
-    for (std::string line; std::getline(in, line);) {
-      if (line.starts_with("run ")) {
-        ++runs;
-        continue;
-      }
-      if (line.starts_with("rewind ")) {
-        ++rewinds;
-        const std::int64_t to = std::stoll(line.substr(7));
-        std::erase_if(kept, [to](const auto& e) { return e.first > to; });
-        continue;
-      }
-      std::istringstream ls(line);
-      std::int64_t step = 0, id = 0;
-      ls >> step;
-      while (ls >> id) kept.push_back({step, id});
-    }
-    for (const auto& e : kept) ++seen[e.second];
-  }
-  return seen;
-}
-
-// Every one of the `n` events kept exactly once (`seen`), and the run's end says the same: the
-// final checkpoint's Kafka offsets and the totals line hold each once.
-void expect_each_event_once(const std::map<std::int64_t, int>& seen, std::int64_t n, const fs::path& out,
-                            const std::string& output) {
-  EXPECT_EQ(static_cast<std::int64_t>(seen.size()), n) << output;
-  int reported = 0;
-  for (std::int64_t id = 0; id < n && static_cast<std::int64_t>(seen.size()) != n && reported < 20; ++id)
-    if (!seen.count(id)) ADD_FAILURE() << "event " << id << " never applied (" << ++reported << ")";
-  for (auto [id, times] : seen) ASSERT_EQ(times, 1) << "event " << id << " applied " << times << " times";
-  const int last = testing::newest_checkpoint(out);
-  EXPECT_EQ(testing::offsets_done(out, last, "transactions"), n) << output;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(stream totals: consumed (\d+) trained (\d+))"))) << output;
-  EXPECT_EQ(std::stoll(m[1]), n) << output;
-  EXPECT_EQ(std::stoll(m[2]), n) << output;
-}
 
 // A push that reached server 0 only: the model's variables are on both servers (so each
 // holds part of that step), the relaunched worker says it resumes at the oldest cursor, and
@@ -129,7 +82,7 @@ void expect_relaunched_exactly_once(const Loss& loss) {
   ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
   const std::int64_t n = produce.count;
   const fs::path out = testing::fresh_path("stream", loss.name);
-  std::vector<std::string> args = {"train", kExample, "--output", out.string()};
+  std::vector<std::string> args = {"train", testing::kStreamExample, "--output", out.string()};
   for (const std::string& s :
        {"data.kafka.bootstrap_servers=\"" + broker.bootstrap() + "\"", std::string("data.kafka.record_ids=true"),
         std::string("data.kafka.shuffle_buffer=0"), std::string("data.kafka.idle_timeout_s=3"),
@@ -246,7 +199,7 @@ TEST(StreamTraining, AWorkerLostInARestoresRewindResumesAtTheRestoredCheckpointE
   ASSERT_EQ(stream::produce_events(produce, stop).delivered, produce.count);
   const std::int64_t n = produce.count;
   const fs::path out = testing::fresh_path("stream", "ps-worker-lost-in-rewind");
-  std::vector<std::string> args = {"train", kExample, "--output", out.string()};
+  std::vector<std::string> args = {"train", testing::kStreamExample, "--output", out.string()};
   for (const std::string& s :
        {"data.kafka.bootstrap_servers=\"" + broker.bootstrap() + "\"", std::string("data.kafka.record_ids=true"),
         std::string("data.kafka.shuffle_buffer=0"), std::string("data.kafka.idle_timeout_s=3"),
