@@ -39,14 +39,29 @@ stream::StreamCounts own_counts(const train::Distribution& dist, const data::Dat
 // Where an allreduce stream group announces the checkpoint it rolls back to, by generation.
 std::string regroup_key(std::int64_t generation) { return fmt::format("stream/regroup/{}", generation); }
 
-// The members of allreduce group `generation`, from its plan in the store (allreduce_membership.cc).
-std::vector<int> planned_members(const train::Distribution& dist, std::int64_t generation) {
-  const std::optional<std::string> text = dist.lookup(update::kGroupPlanKey);
-  const std::optional<update::GroupPlan> plan = update::parse_group_plan(text.value_or(""));
-  TRIB_CHECK(plan && plan->generation == generation, Unavailable,
-             "worker {}: the allreduce plan of generation {} was replaced before the group rolled back: {}",
-             dist.worker_index, generation, text.value_or("none"));
+// The members of allreduce group `generation`, from its plan in the store (allreduce_membership.cc);
+// none once a newer plan replaced it.
+std::optional<std::vector<int>> members_of_plan(const train::Distribution& dist, std::int64_t generation) {
+  const std::optional<update::GroupPlan> plan = update::parse_group_plan(dist.lookup(update::kGroupPlanKey).value_or(""));
+  if (!plan || plan->generation != generation) return std::nullopt;
   return plan->workers;
+}
+
+// The same, failing when the plan was replaced.
+std::vector<int> planned_members(const train::Distribution& dist, std::int64_t generation) {
+  std::optional<std::vector<int>> members = members_of_plan(dist, generation);
+  TRIB_CHECK(members.has_value(), Unavailable,
+             "worker {}: the allreduce plan of generation {} was replaced before the group rolled back: {}",
+             dist.worker_index, generation, dist.lookup(update::kGroupPlanKey).value_or("none"));
+  return *members;
+}
+
+// Whether this worker states where allreduce group `generation` goes on (regroup_key): its lowest
+// member, the chief or the lowest survivor while a lost chief is away (plans list workers in
+// order). With the plan replaced meanwhile, the chief (which then fails reading it, as before).
+bool states_regroup(const train::Distribution& dist, std::int64_t generation) {
+  const std::optional<std::vector<int>> members = members_of_plan(dist, generation);
+  return members ? !members->empty() && members->front() == dist.worker_index : dist.chief();
 }
 
 // The chief's note for allreduce group `generation` (regroup_key): where it goes on, and its members.
@@ -287,6 +302,13 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
   // the checkpoint's sections and the members; its variables and optimizer state reach the
   // others through the group (UpdateStrategy::start broadcasts rank 0's).
   std::optional<ValidCheckpoint> found;
+  // Only the chief holds the checkpoints: a group formed while a lost chief is away (relaunched)
+  // has none to roll back to, and fails, and the launcher restarts the job whole.
+  if (const std::optional<std::vector<int>> members = members_of_plan(dist, rollback.generation))
+    TRIB_CHECK(std::find(members->begin(), members->end(), 0) != members->end(), Unavailable,
+               "worker {}: allreduce group {} (workers {}) must roll back to the newest checkpoint ({}), but its "
+               "chief, which holds the checkpoints, is lost",
+               dist.worker_index, rollback.generation, fmt::join(*members, ", "), rollback.no_group_cursors);
   if (ctx.chief()) {
     found = load_latest_valid(ctx.run->checkpoints());
     // Before the first checkpoint no positions are known but where the run started, which the
@@ -363,7 +385,7 @@ void StreamHooks::rewind_group(train::LoopContext& ctx, const data::DataPosition
 std::int64_t StreamHooks::regroup_from_cursors(train::LoopContext& ctx, const update::Rollback& rollback) {
   const train::Distribution& dist = ctx.distribution;
   const std::int64_t step = rollback.step;
-  if (ctx.chief())
+  if (states_regroup(dist, rollback.generation))
     dist.publish(regroup_key(rollback.generation),
                  nlohmann::json{{"step", step}, {"members", planned_members(dist, rollback.generation)}}.dump());
   const nlohmann::json note = await_regroup_note(dist, rollback.generation);
@@ -423,6 +445,14 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
   StreamSync& sync = source_.sync();
   data::DataPosition own = claim(ctx);
   if (!final) {
+    // A lost chief away (relaunched, not yet back in the group): no checkpoint until it is.
+    const std::vector<int>& members = sync.members();
+    if (!ctx.chief() && std::find(members.begin(), members.end(), 0) == members.end()) {
+      ctx.progress.message(fmt::format("step {}: no checkpoint: the chief was lost and has not joined the group again "
+                                       "yet",
+                                       ctx.step));
+      return;
+    }
     if (ctx.chief()) {
       const std::optional<data::DataPosition> merged = sync.gather(ctx.step, own);
       if (!merged)

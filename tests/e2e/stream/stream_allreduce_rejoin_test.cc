@@ -1,10 +1,10 @@
 // An allreduce stream job whose lost worker `trib train` relaunches (cluster.max_restarts,
-// cluster.stream_rejoin on by default): the survivors re-form and go on from the last step both
-// completed (with the lost worker's Kafka progress of it), the relaunched process rejoins the
-// running group, and the group of 3 rolls back to its newest checkpoint, the joiner with it (variables and optimizer state through
-// the group, its Kafka share among the members at the checkpoint's progress); no whole-job
-// restart. The per-worker record of applied event ids (data.kafka.record_ids) checks "every
-// event once".
+// cluster.stream_rejoin on by default), its chief included: the survivors re-form and go on from
+// the last step both completed (with the lost worker's Kafka progress of it), the relaunched
+// process rejoins the running group, and the group of 3 rolls back to its newest checkpoint, the
+// joiner with it (variables and optimizer state through the group, its Kafka share among the
+// members at the checkpoint's progress); no whole-job restart. The per-worker record of applied
+// event ids (data.kafka.record_ids) checks "every event once".
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -40,8 +40,9 @@ struct Rollbacks {
   std::int64_t rejoined_at = -1;
 };
 
-// kill -9 to worker 2 of 3 25 steps after checkpoint 200 (its own record says when); the
-// launcher relaunches it and it rejoins (`fault`: TRIB_TEST_FAULT for the run, or empty).
+// kill -9 to worker `lost` of 3 25 steps after checkpoint 200 (its own record says when); the
+// launcher relaunches it and it rejoins (`fault`: TRIB_TEST_FAULT for the run, or empty). The
+// chief (`lost` 0) takes the run directory back, the lowest survivor leading the group meanwhile.
 // Kept events: every worker's up to kept_lost (lost_at, or the join's checkpoint when that is
 // earlier: its rollback undid the lost worker's steps after it too), the survivors' from there to
 // rejoined_at, all three's after it; each once, and the final checkpoint's offsets and totals hold exactly them.
@@ -49,7 +50,7 @@ struct Rollbacks {
 // same (crc32c in each member's line). The events arrive live, 100 a second (about 33 steps a
 // second per worker), so that the survivors are still training when the relaunched process is
 // ready to join: about 20 s.
-Rollbacks lose_and_rejoin(const std::string& name, const std::map<std::string, std::string>& fault) {
+Rollbacks lose_and_rejoin(const std::string& name, const std::map<std::string, std::string>& fault, int lost = 2) {
   Rollbacks at;
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
   std::atomic<bool> stop{false};
@@ -59,16 +60,27 @@ Rollbacks lose_and_rejoin(const std::string& name, const std::map<std::string, s
   const fs::path out = testing::fresh_path("stream", name);
   const int steps = 600, every = 100;
   const std::vector<std::string> args = job_args(broker.bootstrap(), out, name, steps, every);
-  KillAtStep kill(out, 2, 2 * every + 25);
+  KillAtStep kill(out, lost, 2 * every + 25);
   testing::TribRun r = testing::run_trib(args, std::chrono::seconds(240), kill.on_line(), fault);
   stop = true;
   producer.join();
   EXPECT_TRUE(kill.killed()) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("local cluster: worker2 relaunched (pid"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("resumed from"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(fmt::format("local cluster: worker{} relaunched (pid", lost)), std::string::npos) << r.output;
+  if (lost == 0) {
+    // The launcher's line, and the new chief's: it takes the run directory back, in place.
+    EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(local cluster: worker0 \(pid \d+\) was killed by signal 9 )"
+                                                       R"(\(Killed\); relaunching \(1 of 3\); the others go on)")))
+        << r.output;
+    EXPECT_NE(r.output.find("[worker0] worker 0: relaunched in place of the lost chief; takes the run back at step"),
+              std::string::npos)
+        << r.output;
+  }
   std::smatch m;
-  if (!std::regex_search(r.output, m, std::regex(R"(\[worker2\] joined the allreduce group as generation (\d+))"))) {
+  if (!std::regex_search(r.output, m,
+                         std::regex(fmt::format(R"(\[worker{}\] joined the allreduce group as generation (\d+))", lost)))) {
     ADD_FAILURE() << r.output;
     return at;
   }
@@ -96,18 +108,24 @@ Rollbacks lose_and_rejoin(const std::string& name, const std::map<std::string, s
   }
   // The joiner's share among the members, assigned by the job.
   EXPECT_TRUE(std::regex_search(
-      r.output, std::regex(fmt::format(R"(worker 2: allreduce group {} \(workers 0, 1, 2\) .*reads partitions 2, 5 )"
+      r.output, std::regex(fmt::format(R"(worker {0}: allreduce group {1} \(workers 0, 1, 2\) .*reads partitions {0}, {2} )"
                                        R"(\(assigned by the job\))",
-                                       generation))))
+                                       lost, generation, lost + 3))))
       << r.output;
+  std::vector<int> survivors;
+  for (int w = 0; w < 3; ++w)
+    if (w != lost) survivors.push_back(w);
+  const std::string survivors_group = fmt::format("(workers {}, {})", survivors[0], survivors[1]);
   at.lost_at = at.rejoined_at;
   if (std::regex_search(r.output, m,
-                        std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1\) goes on from step (\d+) with the Kafka progress of that step of all 3 workers)"))) {
+                        std::regex(fmt::format(R"(worker {}: allreduce group \d+ \(workers {}, {}\) goes on from step (\d+) )"
+                                               R"(with the Kafka progress of that step of all 3 workers)",
+                                               survivors[0], survivors[0], survivors[1])))) {
     at.lost_at = std::stoll(m[1]);
     std::printf("[ info ] %s\n", m[0].str().c_str());
   }
   EXPECT_GE(at.lost_at, 2 * every) << r.output;
-  EXPECT_EQ(r.output.find("(workers 0, 1) rolled back to checkpoint"), std::string::npos)
+  EXPECT_EQ(r.output.find(survivors_group + " rolled back to checkpoint"), std::string::npos)
       << "the survivors go on from their own step, not the checkpoint\n" << r.output;
   // The join rolls back to a checkpoint, which may be before the step the survivors went on
   // from (the loss's group then kept the lost worker's steps after the checkpoint, and the
@@ -116,11 +134,10 @@ Rollbacks lose_and_rejoin(const std::string& name, const std::map<std::string, s
   EXPECT_EQ(at.rejoined_at % every, 0) << r.output;
 
   std::map<std::int64_t, int> seen;
-  add_kept_ids(out, 0, steps, seen);
-  add_kept_ids(out, 1, steps, seen);
+  for (int w : survivors) add_kept_ids(out, w, steps, seen);
   // The lost process's steps after kept_lost were rolled back; the relaunched one's record
   // starts with a second "run" line.
-  add_kept_ids(out, 2, steps, seen, kept_lost);
+  add_kept_ids(out, lost, steps, seen, kept_lost);
   expect_kept_once(out, r.output, seen,
                    3 * kept_lost + 2 * (at.rejoined_at - kept_lost) + 3 * (steps - at.rejoined_at), steps);
   fs::remove_all(out);
@@ -141,6 +158,15 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerTakesItsRelaunchBackAfterALat
   EXPECT_GT(at.lost_at, 200);
   EXPECT_LT(at.lost_at, 300);
   EXPECT_GE(at.rejoined_at, 300);
+}
+
+// kill -9 to the chief (worker 0) 25 steps after checkpoint 200: it is not a whole-job restart
+// any more (the behaviour changed on purpose, issue 12). The survivors go on without it, worker 1
+// leading, and write no checkpoint meanwhile; the launcher relaunches worker 0, which takes the
+// run directory back and joins their running group; every event once, the final checkpoint and
+// the totals line (the new chief's) holding exactly the kept ones.
+TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefRelaunchesItInPlaceExactlyOnce) {
+  lose_and_rejoin("allreduce-chief", {}, 0);
 }
 
 }  // namespace
