@@ -159,19 +159,20 @@ inline void expect_kept_once(const fs::path& out, const std::string& output, con
   EXPECT_EQ(std::stoll(m[1]), expected) << output;
 }
 
-// Worker 2 of a 3-worker `trib coordinator` job (`run`: its run directory) was killed once its
-// step 2 * `every` + 25 was applied and started again; `members`: workers 0 and 1 and the
-// process started again, `out` the transcript. The joiner joined a generation whose group of 3
+// Worker `joiner` (2 unless said; 0: the chief) of a 3-worker `trib coordinator` job (`run`: its
+// run directory) was killed once its step 2 * `every` + 25 was applied and started again;
+// `members`: the workers by index, the process started again in the joiner's place, `out` the
+// transcript. The joiner joined a generation whose group of 3
 // rolled back to one checkpoint on every member with the same variables (crc32c); the survivors
 // before it went on from their own step (past 2 * `every`, never back to a checkpoint), and every
 // kept event (all workers' up to the earlier of that step and the join's checkpoint, the
 // survivors' up to the join's checkpoint, all three's after it) was trained exactly once
 // (expect_kept_once).
 inline void expect_rejoined_once(const fs::path& run, int steps, int every, const std::vector<testing::Trib*>& members,
-                                 const std::string& out) {
+                                 const std::string& out, int joiner = 2) {
   std::smatch m;
-  const std::string joiner = members[2]->output();
-  ASSERT_TRUE(std::regex_search(joiner, m, std::regex(R"(joined the allreduce group as generation (\d+))"))) << out;
+  ASSERT_TRUE(std::regex_search(members[joiner]->output(), m, std::regex(R"(joined the allreduce group as generation (\d+))")))
+      << out;
   const std::string generation = m[1];
   std::string crc;
   std::int64_t rejoined_at = -1;
@@ -193,22 +194,27 @@ inline void expect_rejoined_once(const fs::path& run, int steps, int every, cons
     EXPECT_EQ(m[2], crc) << p->name() << " goes on from the group's variables";
   }
   // The step the survivors went on from, if they went on as 2 first (with all 3 workers'
-  // progress of it, never back to a checkpoint).
+  // progress of it, never back to a checkpoint); the lowest of them led them.
+  std::vector<int> survivors;
+  for (int w = 0; w < 3; ++w)
+    if (w != joiner) survivors.push_back(w);
   std::int64_t lost_at = rejoined_at;
-  if (std::regex_search(members[0]->output(), m,
-                        std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1\) goes on from step (\d+) with the )"
-                                   R"(Kafka progress of that step of all 3 workers)")))
+  if (std::regex_search(members[survivors[0]]->output(), m,
+                        std::regex(fmt::format(R"(worker {0}: allreduce group \d+ \(workers {0}, {1}\) goes on from step )"
+                                               R"((\d+) with the Kafka progress of that step of all 3 workers)",
+                                               survivors[0], survivors[1]))))
     lost_at = std::stoll(m[1]);
   EXPECT_GE(lost_at, 2 * every) << out;
-  EXPECT_EQ(out.find("(workers 0, 1) rolled back to checkpoint"), std::string::npos) << out;
+  EXPECT_EQ(out.find(fmt::format("(workers {}, {}) rolled back to checkpoint", survivors[0], survivors[1])),
+            std::string::npos)
+      << out;
   // The join's checkpoint may be before the step the survivors went on from: its rollback then
   // undid the lost worker's steps after it too.
   const std::int64_t kept_lost = std::min(lost_at, rejoined_at);
 
   std::map<std::int64_t, int> seen;
-  add_kept_ids(run, 0, steps, seen);
-  add_kept_ids(run, 1, steps, seen);
-  add_kept_ids(run, 2, steps, seen, kept_lost);  // the started-again process's record: a second "run" line
+  for (int w : survivors) add_kept_ids(run, w, steps, seen);
+  add_kept_ids(run, joiner, steps, seen, kept_lost);  // the started-again process's record: a second "run" line
   expect_kept_once(run, members[0]->output(), seen,
                    3 * kept_lost + 2 * (rejoined_at - kept_lost) + 3 * (steps - rejoined_at), steps);
 }

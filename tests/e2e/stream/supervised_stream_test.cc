@@ -8,7 +8,8 @@
 // run, every event trained once. A
 // supervisor that starts worker 2 again has it refused with one line with cluster.stream_rejoin
 // off (the second test), and the run ends the same; with it on, the default, it rejoins the
-// running group (the third).
+// running group (the third). The fourth loses the chief instead: the coordinator waits for it,
+// and the chief started again joins the running group and takes the run back.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -33,19 +34,19 @@ namespace {
 
 const std::string kExample = std::string(TRIB_SOURCE_DIR) + "/examples/stream_fraud.yaml";
 
-// Starts the job's 3 workers (`workers`; `all`: them and the coordinator) and kills worker 2
+// Starts the job's 3 workers (`workers`; `all`: them and the coordinator) and kills worker `lost`
 // (kill -9) once its step 2 * every + 25 has begun, as its own id record says: some steps past
 // checkpoint 200, which the survivors do not go back to.
-void start_and_kill_worker2(SupervisedJob& job, int every, std::vector<std::unique_ptr<Trib>>& workers,
-                            std::vector<Trib*>& all) {
+void start_and_kill(SupervisedJob& job, int every, std::vector<std::unique_ptr<Trib>>& workers,
+                    std::vector<Trib*>& all, int lost = 2) {
   ASSERT_TRUE(job.ready()) << job.coordinator->output();
   for (int w = 0; w < 3; ++w) workers.push_back(job.start("worker", w, "worker" + std::to_string(w)));
   all = {job.coordinator.get(), workers[0].get(), workers[1].get(), workers[2].get()};
-  ASSERT_TRUE(wait_until(all, [&] { return has_step(job.run / "stream_ids" / "worker-2.txt", 2 * every + 25); }, 180s))
-      << transcript(all);
-  workers[2]->signal(SIGKILL);
-  ASSERT_TRUE(wait_exit(*workers[2], 10s, all)) << transcript(all);
-  EXPECT_EQ(workers[2]->exit_code(), 128 + SIGKILL);
+  const fs::path record = job.run / "stream_ids" / ("worker-" + std::to_string(lost) + ".txt");
+  ASSERT_TRUE(wait_until(all, [&] { return has_step(record, 2 * every + 25); }, 180s)) << transcript(all);
+  workers[lost]->signal(SIGKILL);
+  ASSERT_TRUE(wait_exit(*workers[lost], 10s, all)) << transcript(all);
+  EXPECT_EQ(workers[lost]->exit_code(), 128 + SIGKILL);
 }
 
 // Loses worker 2 at its step 225 and checks the job's end; with `started_again`, its supervisor
@@ -65,7 +66,7 @@ void lose_worker2(const std::string& group, bool started_again) {
   SupervisedJob job("supervised_stream", [](const TempDir&) { return kExample; }, overrides);
   std::vector<std::unique_ptr<Trib>> workers;
   std::vector<Trib*> all;
-  start_and_kill_worker2(job, every, workers, all);
+  start_and_kill(job, every, workers, all);
   if (::testing::Test::HasFatalFailure()) return;
   std::unique_ptr<Trib> again;
   if (started_again) {
@@ -151,7 +152,7 @@ TEST(SupervisedStream, AWorkerStartedAgainRejoinsTheRunningGroupExactlyOnce) {
   SupervisedJob job("supervised_stream_rejoin", [](const TempDir&) { return kExample; }, overrides);
   std::vector<std::unique_ptr<Trib>> workers;
   std::vector<Trib*> all;
-  start_and_kill_worker2(job, every, workers, all);
+  start_and_kill(job, every, workers, all);
   if (::testing::Test::HasFatalFailure()) return;
   ASSERT_TRUE(wait_until(all, [&] { return job.coordinator->printed("the job goes on with 2 worker(s)"); }, 30s))
       << transcript(all);
@@ -167,6 +168,43 @@ TEST(SupervisedStream, AWorkerStartedAgainRejoinsTheRunningGroupExactlyOnce) {
   EXPECT_EQ(out.find("resumed from"), std::string::npos) << out;
 
   stream_e2e::expect_rejoined_once(job.run, steps, every, {workers[0].get(), workers[1].get(), again.get()}, out);
+}
+
+// The chief (worker 0) killed at its step 225 (issue 12): the coordinator waits for it instead
+// of ending the job, workers 1 and 2 go on without it (worker 1 leading), and the chief its
+// supervisor starts again with the same command joins their running group and takes the run
+// directory back, as under `trib train` (stream_allreduce_rejoin_test.cc): the same checks as
+// for worker 2 above, every event once, and nothing restarts. Live events, as above.
+TEST(SupervisedStream, AnAllreduceStreamJobsChiefStartedAgainRejoinsTheRunningGroupExactlyOnce) {
+  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
+  std::atomic<bool> stop{false};
+  stream::ProduceOptions produce = produce_options(broker.bootstrap());
+  produce.rate = 100;
+  std::thread producer([&] { stream::produce_events(produce, stop); });
+  const int steps = 600, every = 100;
+  std::vector<std::string> overrides = allreduce_stream_overrides(broker.bootstrap(), "supervised-chief", steps, every);
+  overrides.push_back("cluster.ps=0");  // allreduce: no servers to wait for
+  SupervisedJob job("supervised_stream_chief", [](const TempDir&) { return kExample; }, overrides);
+  std::vector<std::unique_ptr<Trib>> workers;
+  std::vector<Trib*> all;
+  start_and_kill(job, every, workers, all, 0);
+  if (::testing::Test::HasFatalFailure()) return;
+  ASSERT_TRUE(wait_until(all, [&] { return job.coordinator->printed("for worker 0, the chief, to come back"); }, 30s))
+      << transcript(all);
+  std::unique_ptr<Trib> again = job.start("worker", 0, "worker0 started again");
+  all.push_back(again.get());
+  const std::vector<Trib*> running{job.coordinator.get(), again.get(), workers[1].get(), workers[2].get()};
+  ASSERT_TRUE(wait_until(all, [&] { return all_exited(running); }, 240s)) << transcript(all);
+  stop = true;
+  producer.join();
+  const std::string out = transcript(all);
+  for (Trib* p : running) EXPECT_EQ(p->exit_code(), 0) << p->name() << "\n" << out;
+  EXPECT_TRUE(job.coordinator->printed("worker 0 (the chief) came back")) << out;
+  EXPECT_TRUE(job.coordinator->printed("every worker finished")) << out;
+  EXPECT_EQ(out.find("resumed from"), std::string::npos) << out;
+  EXPECT_TRUE(again->printed("worker 0: relaunched in place of the lost chief; takes the run back at step")) << out;
+
+  stream_e2e::expect_rejoined_once(job.run, steps, every, {again.get(), workers[1].get(), workers[2].get()}, out, 0);
 }
 
 }  // namespace
