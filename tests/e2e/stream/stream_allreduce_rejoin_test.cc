@@ -38,6 +38,7 @@ using namespace stream_e2e;
 struct Rollbacks {
   std::int64_t lost_at = -1;
   std::int64_t rejoined_at = -1;
+  std::string output;  // the run's
 };
 
 // kill -9 to worker `lost` of 3 25 steps after checkpoint 200 (its own record says when); the
@@ -64,6 +65,7 @@ Rollbacks lose_and_rejoin(const std::string& name, const std::map<std::string, s
   testing::TribRun r = testing::run_trib(args, std::chrono::seconds(240), kill.on_line(), fault);
   stop = true;
   producer.join();
+  at.output = r.output;
   EXPECT_TRUE(kill.killed()) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
@@ -167,6 +169,24 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerTakesItsRelaunchBackAfterALat
 // the totals line (the new chief's) holding exactly the kept ones.
 TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefRelaunchesItInPlaceExactlyOnce) {
   lose_and_rejoin("allreduce-chief", {}, 0);
+}
+
+// The relaunched chief asks to join only once worker 1's record has step 330
+// (TRIB_TEST_FAULT=allreduce-stream-join-after-step:330): the survivors pass checkpoint step 300
+// without it, write no checkpoint there and do not wait for it (each says so), and the join rolls
+// the group of 3 back to checkpoint 200, the newest, every event once.
+TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefGoesOnPastACheckpointStepWithoutItExactlyOnce) {
+  const Rollbacks at =
+      lose_and_rejoin("allreduce-chief-later", {{"TRIB_TEST_FAULT", "allreduce-stream-join-after-step:330"}}, 0);
+  EXPECT_GT(at.lost_at, 200);
+  EXPECT_LT(at.lost_at, 300);
+  EXPECT_EQ(at.rejoined_at, 200);
+  for (int w : {1, 2})
+    EXPECT_NE(at.output.find(fmt::format("[worker{}] step 300: no checkpoint: the chief was lost and has not joined the "
+                                         "group again yet",
+                                         w)),
+              std::string::npos)
+        << at.output;
 }
 
 }  // namespace
