@@ -135,76 +135,69 @@ TEST(SupervisedStream, AWorkerStartedAgainIsRefusedAndTheSurvivorsStillTrainEver
   lose_worker2("supervised-refused", true);
 }
 
-// With cluster.stream_rejoin on, the default: worker 2, started again by its supervisor with the
-// same command once the coordinator has named the loss, rejoins the running group, which rolls
-// back to its newest checkpoint with it, as under `trib train` (stream_allreduce_rejoin_test.cc).
-// The events arrive live, 100 a second, so that the survivors still train when it is back.
-TEST(SupervisedStream, AWorkerStartedAgainRejoinsTheRunningGroupExactlyOnce) {
+// Worker `lost` killed at its step 225 and started again by its supervisor with the same command
+// once the coordinator's line says `named`; the events arrive live, 100 a second, so that the
+// survivors still train when it is back. Every process still running exits 0, nothing restarts,
+// and the process started again rejoins the running group, every event once
+// (expect_rejoined_once). A chief started again also takes the run back.
+void lose_and_start_again(const std::string& name, int lost, const std::string& named) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
-  // Live, 100 events a second: the survivors still train when worker 2 is started again.
   std::atomic<bool> stop{false};
   stream::ProduceOptions produce = produce_options(broker.bootstrap());
   produce.rate = 100;
   std::thread producer([&] { stream::produce_events(produce, stop); });
   const int steps = 600, every = 100;
-  std::vector<std::string> overrides = allreduce_stream_overrides(broker.bootstrap(), "supervised-rejoin", steps, every);
+  std::vector<std::string> overrides = allreduce_stream_overrides(broker.bootstrap(), name, steps, every);
   overrides.push_back("cluster.ps=0");  // allreduce: no servers to wait for
-  SupervisedJob job("supervised_stream_rejoin", [](const TempDir&) { return kExample; }, overrides);
+  SupervisedJob job("supervised_stream_" + name, [](const TempDir&) { return kExample; }, overrides);
   std::vector<std::unique_ptr<Trib>> workers;
   std::vector<Trib*> all;
-  start_and_kill(job, every, workers, all);
-  if (::testing::Test::HasFatalFailure()) return;
-  ASSERT_TRUE(wait_until(all, [&] { return job.coordinator->printed("the job goes on with 2 worker(s)"); }, 30s))
-      << transcript(all);
-  std::unique_ptr<Trib> again = job.start("worker", 2, "worker2 started again");
-  all.push_back(again.get());
-  const std::vector<Trib*> running{job.coordinator.get(), workers[0].get(), workers[1].get(), again.get()};
-  ASSERT_TRUE(wait_until(all, [&] { return all_exited(running); }, 240s)) << transcript(all);
+  start_and_kill(job, every, workers, all, lost);
+  if (::testing::Test::HasFatalFailure()) {
+    stop = true;
+    producer.join();
+    return;
+  }
+  const bool named_it = wait_until(all, [&] { return job.coordinator->printed(named); }, 30s);
+  std::unique_ptr<Trib> again;
+  if (named_it) again = job.start("worker", lost, "worker" + std::to_string(lost) + " started again");
+  if (again) all.push_back(again.get());
+  // The workers by index, the process started again in the lost one's place, and who must exit 0.
+  std::vector<Trib*> members, running{job.coordinator.get()};
+  for (int w = 0; w < 3; ++w) {
+    members.push_back(w == lost && again ? again.get() : workers[w].get());
+    running.push_back(members.back());
+  }
+  const bool ended = named_it && wait_until(all, [&] { return all_exited(running); }, 240s);
   stop = true;
   producer.join();
   const std::string out = transcript(all);
+  ASSERT_TRUE(named_it) << out;
+  ASSERT_TRUE(ended) << out;
   for (Trib* p : running) EXPECT_EQ(p->exit_code(), 0) << p->name() << "\n" << out;
   EXPECT_TRUE(job.coordinator->printed("every worker finished")) << out;
   EXPECT_EQ(out.find("resumed from"), std::string::npos) << out;
+  if (lost == 0) {
+    EXPECT_TRUE(job.coordinator->printed("worker 0 (the chief) came back")) << out;
+    EXPECT_TRUE(again->printed("worker 0: relaunched in place of the lost chief; takes the run back at step")) << out;
+  }
+  stream_e2e::expect_rejoined_once(job.run, steps, every, members, out, lost);
+}
 
-  stream_e2e::expect_rejoined_once(job.run, steps, every, {workers[0].get(), workers[1].get(), again.get()}, out);
+// With cluster.stream_rejoin on, the default: worker 2, started again by its supervisor with the
+// same command once the coordinator has named the loss, rejoins the running group, which rolls
+// back to its newest checkpoint with it, as under `trib train` (stream_allreduce_rejoin_test.cc).
+TEST(SupervisedStream, AWorkerStartedAgainRejoinsTheRunningGroupExactlyOnce) {
+  lose_and_start_again("rejoin", 2, "the job goes on with 2 worker(s)");
 }
 
 // The chief (worker 0) killed at its step 225 (issue 12): the coordinator waits for it instead
 // of ending the job, workers 1 and 2 go on without it (worker 1 leading), and the chief its
 // supervisor starts again with the same command joins their running group and takes the run
 // directory back, as under `trib train` (stream_allreduce_rejoin_test.cc): the same checks as
-// for worker 2 above, every event once, and nothing restarts. Live events, as above.
+// for worker 2, every event once, and nothing restarts.
 TEST(SupervisedStream, AnAllreduceStreamJobsChiefStartedAgainRejoinsTheRunningGroupExactlyOnce) {
-  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
-  std::atomic<bool> stop{false};
-  stream::ProduceOptions produce = produce_options(broker.bootstrap());
-  produce.rate = 100;
-  std::thread producer([&] { stream::produce_events(produce, stop); });
-  const int steps = 600, every = 100;
-  std::vector<std::string> overrides = allreduce_stream_overrides(broker.bootstrap(), "supervised-chief", steps, every);
-  overrides.push_back("cluster.ps=0");  // allreduce: no servers to wait for
-  SupervisedJob job("supervised_stream_chief", [](const TempDir&) { return kExample; }, overrides);
-  std::vector<std::unique_ptr<Trib>> workers;
-  std::vector<Trib*> all;
-  start_and_kill(job, every, workers, all, 0);
-  if (::testing::Test::HasFatalFailure()) return;
-  ASSERT_TRUE(wait_until(all, [&] { return job.coordinator->printed("for worker 0, the chief, to come back"); }, 30s))
-      << transcript(all);
-  std::unique_ptr<Trib> again = job.start("worker", 0, "worker0 started again");
-  all.push_back(again.get());
-  const std::vector<Trib*> running{job.coordinator.get(), again.get(), workers[1].get(), workers[2].get()};
-  ASSERT_TRUE(wait_until(all, [&] { return all_exited(running); }, 240s)) << transcript(all);
-  stop = true;
-  producer.join();
-  const std::string out = transcript(all);
-  for (Trib* p : running) EXPECT_EQ(p->exit_code(), 0) << p->name() << "\n" << out;
-  EXPECT_TRUE(job.coordinator->printed("worker 0 (the chief) came back")) << out;
-  EXPECT_TRUE(job.coordinator->printed("every worker finished")) << out;
-  EXPECT_EQ(out.find("resumed from"), std::string::npos) << out;
-  EXPECT_TRUE(again->printed("worker 0: relaunched in place of the lost chief; takes the run back at step")) << out;
-
-  stream_e2e::expect_rejoined_once(job.run, steps, every, {again.get(), workers[1].get(), workers[2].get()}, out, 0);
+  lose_and_start_again("chief", 0, "for worker 0, the chief, to come back");
 }
 
 }  // namespace
