@@ -34,12 +34,14 @@ tail -n +2 "$tsv" | while IFS=$'\t' read -r model strat workers servers link bat
     allreduce_bf16) kind="strategy=allreduce compression=bf16 ps=0" ;;
     ps?_async) kind="strategy=ps_async compression=none ps=${strat:2:1}" ;;
     ps?_sync) kind="strategy=ps_sync compression=none ps=${strat:2:1}" ;;
+    ps?_async_ahead) kind="strategy=ps_async compression=none ps=${strat:2:1}" ;;
     *) continue ;;
   esac
   step_ms=$(awk -v b="$batch" -v s="$single" -v c="$cpus" 'BEGIN { printf "%.4f", b / s * c * 1000 }')
   cfg=$here/examples/fashion_$model.yaml
   extra=()
   [[ $model == mlp ]] && extra=(--set model.layers.2.units=256)
+  [[ $strat == *_ahead ]] && extra+=(--set strategy.ps_pull_ahead=true)
   line=$("$trib" plan "$cfg" "${extra[@]}" --hosts $((workers + 2)) --cores-per-host "$cpus" \
            --link "${rate_mbit}mbit" --latency-us "$latency_us" --cpu-ns-per-byte "$cpu_ns" \
            --step-ms "$batch=$step_ms" 2>/dev/null | grep -F "plan workers=$workers $kind batch=$batch ")

@@ -14,9 +14,10 @@
 # host i, parameter server j on host workers + j, the coordinator beside worker 0. Each run
 # lasts about --seconds of its bound's steps (at least 8 steps).
 # Strategies: ps1_async ps1_sync ps2_async ps2_sync allreduce allreduce_bf16; a ps strategy
-# with _serial (ps1_async_serial) runs with strategy.ps_overlap: false, for before/after in one run.
+# with _serial (ps1_async_serial) runs with strategy.ps_overlap: false, for before/after in one run;
+# ps1_async_ahead and ps2_async_ahead with strategy.ps_pull_ahead: true.
 # --quick (`make bench`): the CNN at batch 64, 1 and 2 workers, 1 Gbit/s, allreduce,
-# allreduce_bf16 and ps1_async beside DDP; about 5 minutes on two cores. Then
+# allreduce_bf16, ps1_async and ps1_async_ahead beside DDP; about 5 minutes on two cores. Then
 # bench/plan_check.sh prints the planner's prediction for every point (bench=plan lines).
 set -uo pipefail
 
@@ -42,7 +43,7 @@ tsv=""
 weight=()  # trib-emulate --weight: priority over the machine's other processes
 while (($#)); do
   case $1 in
-    --quick) workers_list=1,2; links=1; models=cnn; batches=64; strategies=allreduce,allreduce_bf16,ps1_async; seconds=10; shift ;;
+    --quick) workers_list=1,2; links=1; models=cnn; batches=64; strategies=allreduce,allreduce_bf16,ps1_async,ps1_async_ahead; seconds=10; shift ;;
     --workers) workers_list=$2; shift 2 ;;
     --links) links=$2; shift 2 ;;
     --models) models=$2; shift 2 ;;
@@ -179,6 +180,7 @@ strategy_args() {
     ps1_async|ps2_async) echo "--set strategy.name=ps --set strategy.mode=async" ;;
     ps1_sync|ps2_sync) echo "--set strategy.name=ps --set strategy.mode=sync" ;;
     ps?_*_serial) echo "$(strategy_args "${1%_serial}") --set strategy.ps_overlap=false" ;;
+    ps1_async_ahead|ps2_async_ahead) echo "--set strategy.name=ps --set strategy.mode=async --set strategy.ps_pull_ahead=true" ;;
     *) echo "bench/scaling.sh: unknown strategy $1" >&2; exit 2 ;;
   esac
 }
@@ -217,6 +219,7 @@ for link in "${L[@]}"; do
           sname=${strat%_bf16}; mode=""
           [[ $strat == ps* ]] && { sname=ps; mode=" mode=${strat#ps?_}"; mode=${mode%_serial}; }
           [[ $strat == *_serial ]] && mode+=" ps_overlap=false"
+          [[ $strat == *_ahead ]] && mode=" mode=async ps_pull_ahead=true"
           printf 'bench=scaling model=%s strategy=%s%s compression=%s workers=%d ps=%d link_gbps=%s batch=%d ours_images_per_s=%.0f efficiency=%.2f bound_images_per_s=%.0f of_bound=%.2f peer=torch_ddp peer_images_per_s=%s ratio=%s single_host_images_per_s=%.0f cpus_per_host=%s\n' \
             "$model" "$sname" "$mode" "$comp" "$workers" "$servers" "$link" "$batch" "$ours" "$eff" "$b" \
             "$(calc "$ours / $b")" "$peer_rate" "$ratio" "$single" "$host_cpus"

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -26,19 +27,22 @@ constexpr const char* kAllreduceChiefLostAtFinalCheckpoint = "allreduce-chief-lo
 constexpr const char* kAllreduceChiefSlowAtFinalCheckpoint = "allreduce-chief-slow-at-final-checkpoint";
 constexpr const char* kStreamSlowInRewind = "allreduce-stream-slow-in-rewind";
 constexpr const char* kStreamSlowAfterLastStep = "allreduce-stream-slow-after-last-step";
+constexpr const char* kStreamSlowAfterRewind = "allreduce-stream-slow-after-rewind";
 constexpr const char* kStreamHeldBeforeBroadcast = "allreduce-stream-held-before-broadcast";
 constexpr const char* kStreamJoinAfterCheckpoint = "allreduce-stream-join-after-checkpoint";
 constexpr const char* kStreamJoinAfterStep = "allreduce-stream-join-after-step";
 constexpr const char* kStreamWorkerLostAtStep = "stream-worker-lost-at-step";
 constexpr const char* kStreamWorkerLostAfterRewind = "stream-worker-lost-after-rewind";
+constexpr const char* kStreamHeldInRollback = "allreduce-stream-held-in-rollback";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
   // kAllreduceChiefLostAtFinalCheckpoint (with how many of worker 0's processes in `index`) or
-  // kAllreduceChiefSlowAtFinalCheckpoint, kStreamSlowInRewind or kStreamSlowAfterLastStep (with
-  // seconds in `index`), kStreamHeldBeforeBroadcast (with a worker index) or
+  // kAllreduceChiefSlowAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterRewind or
+  // kStreamSlowAfterLastStep (with seconds in `index`), kStreamHeldBeforeBroadcast (with a worker index) or
   // kStreamJoinAfterCheckpoint or kStreamJoinAfterStep (a step in `index`), kStreamWorkerLostAtStep (a worker in
-  // `index`, a step in `step`); empty: none
+  // `index`, a step in `step`), kStreamHeldInRollback (a worker in `index`, which of its
+  // rollbacks in `step`); empty: none
   std::string kind;
   int index = -1;
   std::int64_t step = -1;
@@ -67,22 +71,24 @@ Fault parse_fault() {
   const std::string text = value;
   if (text == kAllreduceChiefLostAtFinalCheckpoint) return {text, 1};
   Fault f;
-  // WORKER:STEP
-  if (const std::string prefix = std::string(kStreamWorkerLostAtStep) + ":"; text.starts_with(prefix)) {
+  // WORKER:STEP, WORKER:N
+  for (const auto& [kind, second] : {std::pair{kStreamWorkerLostAtStep, "STEP"}, std::pair{kStreamHeldInRollback, "N"}}) {
+    const std::string prefix = std::string(kind) + ":";
+    if (!text.starts_with(prefix)) continue;
     const std::string rest = text.substr(prefix.size());
     const std::size_t colon = rest.find(':');
     try {
-      if (colon != std::string::npos) f = {kStreamWorkerLostAtStep, std::stoi(rest.substr(0, colon)), std::stoll(rest.substr(colon + 1))};
+      if (colon != std::string::npos) f = {kind, std::stoi(rest.substr(0, colon)), std::stoll(rest.substr(colon + 1))};
     } catch (const std::exception&) {
     }
-    TRIB_CHECK(f.index >= 0 && f.step > 0, InvalidArgument, "{}={}: expected {}:WORKER:STEP", kFaultVariable, text,
-               kStreamWorkerLostAtStep);
+    TRIB_CHECK(f.index >= 0 && f.step > 0, InvalidArgument, "{}={}: expected {}:WORKER:{}", kFaultVariable, text, kind,
+               second);
     return f;
   }
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
-                           kAllreduceChiefLostAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterLastStep,
-                           kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint, kStreamJoinAfterStep,
-                           kStreamWorkerLostAfterRewind}) {
+                           kAllreduceChiefLostAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterRewind,
+                           kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
+                           kStreamJoinAfterStep, kStreamWorkerLostAfterRewind}) {
     const std::string prefix = std::string(kind) + ":";
     try {
       if (text.starts_with(prefix)) f = {kind, std::stoi(text.substr(prefix.size()))};
@@ -91,10 +97,11 @@ Fault parse_fault() {
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
-             "{}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:STEP, {}:WORKER:STEP or {}:WORKER",
+             "{}:SECONDS, {}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:STEP, {}:WORKER:N, {}:WORKER:STEP or {}:WORKER",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
-             kStreamSlowInRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
-             kStreamJoinAfterStep, kStreamWorkerLostAtStep, kStreamWorkerLostAfterRewind);
+             kStreamSlowInRewind, kStreamSlowAfterRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast,
+             kStreamJoinAfterCheckpoint, kStreamJoinAfterStep, kStreamHeldInRollback, kStreamWorkerLostAtStep,
+             kStreamWorkerLostAfterRewind);
   return f;
 }
 #endif
@@ -201,10 +208,24 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
       hold_worker(index, 30, "in its allreduce group's rollback, before the broadcast of the checkpoint's state");
     };
   }
-  if (f.kind != kStreamSlowInRewind && f.kind != kStreamSlowAfterLastStep) return {};
-  const std::string at = f.kind == kStreamSlowInRewind ? "allreduce-stream-rollback" : "stream-after-last-step";
+  if (f.kind == kStreamHeldInRollback) {
+    if (f.index != index) return {};
+    // Counted per process: a relaunched worker W starts counting again (and, joining once,
+    // never reaches a second rollback in the tests).
+    auto seen = std::make_shared<std::atomic<std::int64_t>>(0);
+    return [seen, index, nth = f.step](const std::string& point) {
+      if (point != "allreduce-stream-rollback" || ++*seen != nth) return;
+      hold_worker(index, 30, fmt::format("in its allreduce group's rollback {} (before its rewind)", nth).c_str());
+    };
+  }
+  if (f.kind != kStreamSlowInRewind && f.kind != kStreamSlowAfterRewind && f.kind != kStreamSlowAfterLastStep) return {};
+  const std::string at = f.kind == kStreamSlowInRewind     ? "allreduce-stream-rollback"
+                         : f.kind == kStreamSlowAfterRewind ? "allreduce-stream-rewound"
+                                                            : "stream-after-last-step";
   const std::string where = f.kind == kStreamSlowInRewind ? "inside its allreduce group's rollback (before its rewind)"
-                                                          : "after the run's last step (before its final Kafka offsets)";
+                            : f.kind == kStreamSlowAfterRewind
+                                ? "after its allreduce group's rollback (rewound, before its next step)"
+                                : "after the run's last step (before its final Kafka offsets)";
   auto done = std::make_shared<std::atomic<bool>>(false);
   return [at, where, done, index, seconds = f.index](const std::string& point) {
     if (point != at || done->exchange(true)) return;  // once per process: a later rollback goes on

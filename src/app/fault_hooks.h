@@ -23,12 +23,20 @@
 // taken, before the Kafka rewind and its rendezvous), printing a line: a
 // test kills a second worker there. allreduce-stream-slow-after-last-step:S holds every worker
 // S seconds after the run's last step, before it hands over its final Kafka offsets (a worker
-// killed there is lost after its last exchange). Once per process either way.
+// killed there is lost after its last exchange). allreduce-stream-slow-after-rewind:S holds
+// every worker S seconds right after its first rollback from the members' cursors (rewound,
+// the group's rendezvous passed, before its next step): a relaunched worker then joins before
+// the survivors of a loss finish a step. Once per process each.
 // TRIB_TEST_FAULT=allreduce-stream-held-before-broadcast:W holds worker W alone 30 s inside its
 // first rollback, just before the broadcast of the checkpoint's state (UpdateStrategy::start in
 // StreamHooks::on_regroup), printing a line: the other members are then inside that broadcast,
 // waiting for W, and a test kills W there. Once per process. Only a rollback to the checkpoint
 // has that broadcast (data.kafka.share_cursors: false, or the members' cursors not known).
+// TRIB_TEST_FAULT=allreduce-stream-held-in-rollback:W:N holds worker W 30 s inside its N-th
+// rollback (the group re-formed and its state taken, before its Kafka rewind and rendezvous),
+// printing a line: with N = 2, worker 1 of a job whose worker 2 was lost and relaunched is held
+// in the join's rollback (its first was the loss's), and a test kills it there. Counted per
+// process.
 // TRIB_TEST_FAULT=allreduce-stream-join-after-checkpoint:S makes a relaunched worker of an
 // allreduce stream job wait, before it asks to join the running group, until the run directory
 // holds checkpoint S or a later one (a test's joiner then finds checkpoints the survivors wrote

@@ -43,6 +43,7 @@ void GradientExchange::start(const std::vector<update::GradTensor>& grads) {
   sparse_in_.resize(plan_.sparse().size());
   stats_.buckets = plan_.buckets();
   stats_.sparse = static_cast<int>(plan_.sparse().size());
+  stats_.item_seconds.assign(static_cast<std::size_t>(items()), 0.0);
   for (int b = 0; b < plan_.buckets(); ++b) stats_.dense_bytes += 4 * static_cast<std::uint64_t>(plan_.bucket_elements(b));
   sparse_out_.resize(plan_.sparse().size());
   reported_.assign(grads.size(), false);
@@ -111,6 +112,8 @@ void GradientExchange::finish(std::vector<update::GradTensor>& grads) {
   {
     std::lock_guard lock(mu_);
     for (std::uint64_t r : ready_) stats_.early += r == step_ ? 1 : 0;
+    const double in_progress = busy_ ? std::chrono::duration<double>(began - op_began_).count() : 0.0;
+    stats_.hidden_seconds += step_comm_seconds_ + in_progress;
   }
   for (std::size_t i = 0; i < grads.size(); ++i) report(i, grads[i]);
   std::unique_lock lock(mu_);
@@ -136,6 +139,7 @@ void GradientExchange::finish(std::vector<update::GradTensor>& grads) {
     }
   }
   ++step_;
+  step_comm_seconds_ = 0;
   reported_.assign(reported_.size(), false);
   for (int b = 0; b < plan_.buckets(); ++b) pending_[static_cast<std::size_t>(b)] = plan_.bucket_members(b);
 }
@@ -152,6 +156,7 @@ bool GradientExchange::run_when(const std::function<bool()>& ready, const std::f
     cv_.wait(lock, [&] { return stopping_ || ready(); });
     if (stopping_) return false;
     busy_ = true;
+    op_began_ = Clock::now();
   }
   try {
     op();
@@ -166,6 +171,9 @@ bool GradientExchange::run_when(const std::function<bool()>& ready, const std::f
   }
   {
     std::lock_guard lock(mu_);
+    const double took = std::chrono::duration<double>(Clock::now() - op_began_).count();
+    step_comm_seconds_ += took;
+    stats_.comm_seconds += took;
     done();
     busy_ = false;
   }
@@ -186,7 +194,17 @@ void GradientExchange::comm_main() {
       return;
     for (int item = 0; item < items(); ++item) {
       const auto i = static_cast<std::size_t>(item);
-      if (!run_when([&] { return ready_[i] == step; }, [&] { run_item(item); }, [&] { done_[i] = step; })) return;
+      Clock::time_point began;
+      if (!run_when([&] { return ready_[i] == step; },
+                    [&] {
+                      began = Clock::now();
+                      run_item(item);
+                    },
+                    [&] {
+                      done_[i] = step;
+                      stats_.item_seconds[i] += std::chrono::duration<double>(Clock::now() - began).count();
+                    }))
+        return;
     }
   }
 }

@@ -7,6 +7,7 @@
 // collective overlaps the step's forward and backward pass, and finish() waits for it too.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -52,6 +53,11 @@ class GradientExchange {
     std::uint64_t dense_bytes = 0;       // per step
     double waited_seconds = 0;           // in finish(), summed over steps
     std::uint64_t items = 0, early = 0;  // exchanges, and those ready before finish() began
+    // Where a step's time goes (docs/scaling.md reads them): the collectives' time per item
+    // (buckets in plan order, then sparse ones), and how much of all of it ran before
+    // finish() began, i.e. hidden behind the forward and backward pass. Summed over steps.
+    std::vector<double> item_seconds;
+    double comm_seconds = 0, hidden_seconds = 0;
   };
   Stats stats() const;
 
@@ -65,6 +71,7 @@ class GradientExchange {
   // (with mu_ held). False when stopping, or when `op` failed (its error kept for finish()).
   bool run_when(const std::function<bool()>& ready, const std::function<void()>& op,
                 const std::function<void()>& done);
+  using Clock = std::chrono::steady_clock;
 
   std::shared_ptr<Group> group_;
   std::size_t bucket_bytes_;
@@ -92,6 +99,8 @@ class GradientExchange {
   std::exception_ptr error_;
   bool stopping_ = false;
   bool busy_ = false;  // the thread is inside a collective
+  Clock::time_point op_began_;    // when the collective in progress began (while busy_)
+  double step_comm_seconds_ = 0;  // collectives finished during the current step
   std::thread thread_;
 };
 

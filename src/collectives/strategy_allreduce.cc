@@ -1,6 +1,7 @@
 #include "trib/collectives/strategy_allreduce.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "collectives/gradient_exchange.h"
 #include "collectives/named_tensors.h"
@@ -132,14 +133,18 @@ std::string AllreduceUpdate::report() const {
   if (!exchange_) return final_report_;
   GradientExchange::Stats st = exchange_->stats();
   if (st.steps == 0) return "";
+  const auto per_step = [&](double seconds) { return seconds * 1e3 / static_cast<double>(st.steps); };
+  std::vector<std::string> item_ms;
+  for (double s : st.item_seconds) item_ms.push_back(fmt::format("{:.1f}", per_step(s)));
   return fmt::format(
       "allreduce: {} workers, {} bucket(s) of up to {:.1f} MiB{}, {:.2f} MiB averaged per step ({} compression); "
-      "apply() waited {:.2f} ms per step for the exchange; {:.0f}% of exchanges started during backprop",
+      "apply() waited {:.2f} ms per step for the exchange; {:.0f}% of exchanges started during backprop; the "
+      "exchange took {:.1f} ms per step ({} ms by item), {:.1f} ms of it before apply()",
       workers_, st.buckets, static_cast<double>(o_.bucket_bytes) / (1 << 20),
       st.sparse ? fmt::format(" + {} sparse gradient(s) allgathered", st.sparse) : "",
-      static_cast<double>(st.dense_bytes) / (1 << 20), compression_name(o_.compression),
-      st.waited_seconds * 1e3 / static_cast<double>(st.steps),
-      100.0 * static_cast<double>(st.early) / static_cast<double>(std::max<std::uint64_t>(1, st.items)));
+      static_cast<double>(st.dense_bytes) / (1 << 20), compression_name(o_.compression), per_step(st.waited_seconds),
+      100.0 * static_cast<double>(st.early) / static_cast<double>(std::max<std::uint64_t>(1, st.items)),
+      per_step(st.comm_seconds), fmt::join(item_ms, ", "), per_step(st.hidden_seconds));
 }
 
 void AllreduceUpdate::on_gradient_ready(std::size_t index, const update::GradTensor& grad) {

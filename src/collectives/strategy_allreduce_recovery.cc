@@ -12,7 +12,8 @@
 // With options.share_cursors, every member's data cursor of each step travels inside the step's
 // exchange (before its gradients, after the batch is read): a survivor that applied step s - 1 holds every
 // member's cursor of it, the lost ones' included, and the lowest rank gives its copy to all
-// (Rollback::group_cursors), so that a stream job can seek the lost member's partitions there.
+// (Rollback::group_cursors), so that a stream job can seek the lost member's partitions there;
+// a joiner gets them too, and its share of the partitions starts at the group's progress.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -72,7 +73,7 @@ void AllreduceUpdate::agree_and_roll_back(std::int64_t step, VariableStore& vars
     if (auto it = cursors_.find(to - 1); it != cursors_.end()) root_cursor = it->second;
   broadcast_bytes(g, root_cursor, root);
   update::Rollback rb;
-  share_rollback_cursors(to, root, std::find(at, at + g.size(), kJoining) != at + g.size(), rb);
+  share_rollback_cursors(to, root, rb);
   // Nothing failed in the new group: now change this worker's own state.
   local_ = std::make_unique<update::LocalUpdate>(scaled_local_options(static_cast<double>(g.size())));
   local_->restore_state(slots);
@@ -107,16 +108,14 @@ void AllreduceUpdate::agree_and_roll_back(std::int64_t step, VariableStore& vars
   rollback_ = std::move(rb);
 }
 
-void AllreduceUpdate::share_rollback_cursors(std::int64_t to, int root, bool joining, update::Rollback& rb) {
+void AllreduceUpdate::share_rollback_cursors(std::int64_t to, int root, update::Rollback& rb) {
   if (!o_.share_cursors) {
     rb.no_group_cursors = "the group shares no data cursors";
     return;
   }
-  // Every member decides alike: `joining` comes from the agreed steps, the rest from the root.
-  if (joining) {
-    rb.no_group_cursors = "a worker joins the group, which shares no cursors with it yet";
-    return;
-  }
+  // Every member decides alike, from the root's table. A joiner has none and is never the root
+  // (it stands at kJoining): it takes the old members' cursors of step `to` - 1 from the root,
+  // as it takes the variables, and its share of the partitions then starts at their progress.
   Group& g = *o_.group;
   std::vector<std::string> table;
   if (g.rank() == root)

@@ -46,6 +46,7 @@ StrategyConfig read_strategy(ConfigReader r) {
   s.ps_replicas = r.get<int>("ps_replicas", s.ps_replicas);
   s.partition_bytes = r.get<std::int64_t>("partition_bytes", s.partition_bytes);
   s.ps_overlap = r.get<bool>("ps_overlap", s.ps_overlap);
+  s.ps_pull_ahead = r.get<bool>("ps_pull_ahead", s.ps_pull_ahead);
   s.bucket_mb = r.get<double>("bucket_mb", s.bucket_mb);
   s.compression = parse_enum(r, "compression", s.compression, kCompressions);
   s.stages = r.get<int>("stages", s.stages);
@@ -67,6 +68,10 @@ StrategyConfig read_strategy(ConfigReader r) {
   TRIB_CHECK(s.ps_replicas == 0 || s.ps_replicas == 1, InvalidArgument,
              "config {}: strategy.ps_replicas must be 0 or 1 (one hot backup per shard), got {}", r.file(),
              s.ps_replicas);
+  TRIB_CHECK(!s.ps_pull_ahead || s.mode == PsMode::async, InvalidArgument,
+             "config {}: strategy.ps_pull_ahead needs strategy.mode: async (a pull ahead of its push lacks that "
+             "push, which sync, bounded and averaging rounds count on)",
+             r.file());
   return s;
 }
 

@@ -24,4 +24,9 @@ JobCosts calibrate(const config::JobConfig& job, const CalibrationOptions& optio
 // the allreduce's bucket count (for given step times, as tests and `--step-ms` use).
 JobCosts job_shape(const config::JobConfig& job, const std::vector<int>& server_counts);
 
+// For given step times (`--step-ms`): when each gradient is ready within a step, measured
+// here for each of those batch sizes (a fraction of the step, so it carries over to hosts of
+// another speed).
+void measure_gradient_timing(const config::JobConfig& job, JobCosts& costs, double seconds);
+
 }  // namespace trib::plan

@@ -37,9 +37,11 @@ int run_plan(const PlanArgs& a) {
   PlanOptions o;
   o.hosts = a.hosts;
   o.host.cores = a.cores_per_host;
-  o.link = {parse_link_rate(a.link), a.latency_us * 1e-6};
+  if (!(a.goodput > 0 && a.goodput <= 1)) throw InvalidArgument(fmt::format("--goodput {}: expected more than 0, at most 1", a.goodput));
+  o.link = {parse_link_rate(a.link), a.latency_us * 1e-6, a.goodput};
   o.link_text = a.link;
   o.behaviour.cpu_s_per_byte = a.cpu_ns_per_byte * 1e-9;
+  o.behaviour.ps_pull_ahead = job.strategy.ps_pull_ahead;  // the job's own async ps
   std::vector<int> servers;
   for (int k = 1; k < a.hosts; k *= 2) servers.push_back(k);
   JobCosts costs;
@@ -47,6 +49,8 @@ int run_plan(const PlanArgs& a) {
     costs = job_shape(job, servers);
     for (const std::string& s : a.step_ms) costs.step_s_one_core.insert(parse_step_ms(s));
     for (const auto& [batch, s] : costs.step_s_one_core) o.batches.push_back(batch);
+    // The allreduce's timeline needs when each gradient is ready: a short run per batch.
+    if (a.gradient_timing) measure_gradient_timing(job, costs, std::min(a.calibrate_seconds, 0.5));
   } else {
     o.batches = a.batches;
     if (o.batches.empty()) o.batches = {64, 256, job.training.batch};

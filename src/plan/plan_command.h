@@ -18,7 +18,9 @@ struct PlanArgs {
   std::vector<std::int64_t> batches;  // empty: 64, 256 and the job's batch
   std::vector<std::string> step_ms;   // "BATCH=MS": measured compute on one core; skips calibration
   double cpu_ns_per_byte = 0.61;
+  double goodput = 0.95;  // Link::goodput
   double calibrate_seconds = 1.0;
+  bool gradient_timing = true;  // with --step-ms: still measure when gradients are ready
 };
 
 int run_plan(const PlanArgs& args);

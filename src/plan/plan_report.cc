@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace trib::plan {
 namespace {
@@ -105,6 +106,12 @@ void print_plan(std::FILE* out, const std::string& job_name, const JobCosts& cos
   for (const auto& [batch, s] : costs.step_s_one_core)
     fmt::print(out, "plan compute batch={} step_ms_one_core={:.2f} step_ms_per_host={:.2f}\n", batch, s * 1e3,
                s / o.host.cores * 1e3);
+  // When backprop hands each gradient over (a fraction of the step; the allreduce's timeline).
+  for (const auto& [batch, grads] : costs.gradients) {
+    std::vector<std::string> at;
+    for (const GradientTiming& g : grads) at.push_back(fmt::format("{}:{:.2f}", g.bytes, g.ready));
+    fmt::print(out, "plan gradients batch={} bytes_ready_at={}\n", batch, fmt::join(at, ","));
+  }
   for (const auto& [k, imbalance] : costs.server_imbalance)
     fmt::print(out, "plan placement ps={} max_over_mean={:.2f}\n", k, imbalance);
   std::vector<PlanEntry> entries = enumerate(costs, o);

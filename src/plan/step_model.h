@@ -14,6 +14,12 @@ namespace trib::plan {
 enum class Strategy { ps_sync, ps_async, allreduce };
 std::string to_string(Strategy s);
 
+// When backprop hands one trainable variable's gradient over, in the job's variable order.
+struct GradientTiming {
+  std::int64_t bytes = 0;  // f32
+  double ready = 0;        // a fraction of the step's compute, from the step's start
+};
+
 // What the job costs, measured or given.
 struct JobCosts {
   std::int64_t parameter_bytes = 0;                // trainable variables, f32
@@ -23,6 +29,10 @@ struct JobCosts {
   std::map<int, double> server_imbalance;
   // Gradient buckets an allreduce exchanges per step (each costs a ring's latencies).
   int allreduce_buckets = 1;
+  // Per batch, when each gradient is ready (calibrate.h measures it): with it, an allreduce
+  // step is modelled as the timeline it runs (step_model.cc); without, by Behaviour's overlap.
+  std::map<std::int64_t, std::vector<GradientTiming>> gradients;
+  std::int64_t bucket_bytes = 4 << 20;  // strategy.bucket_mb
 };
 
 struct Hosts {
@@ -32,6 +42,10 @@ struct Hosts {
 struct Link {
   double bytes_per_s = 125e6;  // each direction (full duplex), per host
   double latency_s = 50e-6;    // one way, host to host
+  // The share of the rate that carries a connection's bytes: TCP/IPv4 over Ethernet with
+  // 1500-byte frames carries 1448 of every 1514 (0.956); iperf3 measured 238 of 250 Mbit/s
+  // on the emulated links (docs/scaling.md). The bound keeps the full rate (issue 14's).
+  double goodput = 0.95;
 };
 
 // How Tributary runs each strategy today; the defaults are what the code does, and the
@@ -41,8 +55,7 @@ struct Behaviour {
   // CPU-seconds per byte a host sends or receives: the frames' encryption and MAC, and
   // copies (docs/scaling_limits.md measures 0.61 ns/B with the kernel's; 0.23 without).
   double cpu_s_per_byte = 0.61e-9;
-  // Buckets go out as backprop produces them, yet on the emulated hosts a step's exchange
-  // added to its compute almost in full (docs/scaling.md): 0 fits what the code does today.
+  // Without a measured gradient timeline: how much of the allreduce may hide behind backprop.
   double allreduce_overlap = 0.0;
   double ps_overlap = 0.0;         // a ps worker pushes after its step
   // A ps worker's pulled values follow its pushed gradients on the link: the server answers
@@ -52,6 +65,9 @@ struct Behaviour {
   // strategy.ps_overlap: the pull leaves behind the push, not after its reply: one round trip
   // a step instead of two.
   bool ps_pull_behind_push = true;
+  // strategy.ps_pull_ahead (async only): the pull leaves before the push, so values and
+  // gradients use the link's two directions at once.
+  bool ps_pull_ahead = false;
 };
 
 struct Candidate {
@@ -64,6 +80,7 @@ struct Candidate {
 
 struct Prediction {
   double compute_s = 0;       // the step's compute on one host, its communication's CPU included
+  double hidden_s = 0;        // communication hidden behind the step's compute
   double worker_link_s = 0;   // the busiest direction of a worker's link
   double server_link_s = 0;   // the busiest server's link (ps)
   double step_s = 0;          // predicted

@@ -169,17 +169,26 @@ PsUpdate::Pulled PsUpdate::push_pull(int ps, std::int64_t step, const std::vecto
                                      VariableStore& vars) {
   const net::Message pushed = push_message(ps, step, grads);
   const auto deadline = Clock::now() + o_.wait_timeout;
-  if (o_.overlap) {
+  if (o_.overlap || o_.pull_ahead) {
     auto [ask, options] = pull_request(ps, step + 1, deadline);
     std::optional<Pulled> got;
     std::future<net::Message> pull_reply;
     try {
-      // Both on the connection before either reply: the server takes them in this order.
+      // Both on the connection before either reply: the server takes them in this order. Pulled
+      // ahead, the server's handler sends the values while the push is still arriving (its
+      // receive thread reads frames as they come; docs/parameter_server.md).
       const std::shared_ptr<net::Connection> c = o_.servers[static_cast<std::size_t>(ps)];
-      std::future<net::Message> push_reply = c->request(pushed);  // a copy: retried as is below
+      std::future<net::Message> push_reply;
+      if (o_.pull_ahead) {
+        pull_reply = c->request(std::move(ask), options);
+        trace("pull sent", ps, step + 1);
+      }
+      push_reply = c->request(pushed);  // a copy: retried as is below
       trace("push sent", ps, step);
-      pull_reply = c->request(std::move(ask), options);
-      trace("pull sent", ps, step + 1);
+      if (!o_.pull_ahead) {
+        pull_reply = c->request(std::move(ask), options);
+        trace("pull sent", ps, step + 1);
+      }
       check_reply(ps, proto::Type::push, push_reply.get());
       trace("push answered", ps, step);
       got = take_pull(ps, step + 1, pull_reply.get(), vars);

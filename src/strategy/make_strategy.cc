@@ -57,6 +57,7 @@ std::unique_ptr<update::UpdateStrategy> make_ps_update(const train::UpdateInputs
   po.clip_norm = job.training.clip_norm;
   po.recovery = links.ps_recovery;
   po.overlap = job.strategy.ps_overlap;
+  po.pull_ahead = job.strategy.ps_pull_ahead;
   po.log = [](const std::string& line) {
     fmt::print("{}\n", line);
     std::fflush(stdout);

@@ -350,6 +350,7 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
                                      "checkpoint's state ({}); the group re-forms again at its next exchange",
                                      dist.worker_index, rollback.generation, lost_in_broadcast));
   source_.sync().set_members(note.at("members").get<std::vector<int>>());
+  source_.hold_in_cursors({});  // the chief is in this group (above): it counts its own again
   const data::DataPosition offsets = rewind_to(ctx, note.at("sections").dump(), step);
   if (ctx.chief()) regrouped_from_ = stream::progress_fields(offsets);
   // (A member lost in the broadcast was named above.)
@@ -396,12 +397,24 @@ std::int64_t StreamHooks::regroup_from_cursors(train::LoopContext& ctx, const up
   // lost ones' included; partitions are disjoint but for a claim handed over (merge_claims).
   data::DataPosition merged;
   for (const std::string& cursor : rollback.group_cursors) stream::merge_claims(merged, data::DataPosition::parse(cursor));
-  source_.sync().set_members(note.at("members").get<std::vector<int>>());
+  const std::vector<int> members = note.at("members").get<std::vector<int>>();
+  source_.sync().set_members(members);
   take_back(ctx, merged, step);
+  // A lost chief away: nobody counts what it would (its own counts, those of workers lost with
+  // it: own_counts), so the group's lowest member carries them in its cursors, and the chief
+  // takes them back from the cursors of the group it joins (as a relaunched worker takes its
+  // own): the totals line and the final checkpoint hold each count once.
+  data::DataPosition held;
+  if (std::find(members.begin(), members.end(), 0) == members.end() && !members.empty() &&
+      members.front() == dist.worker_index)
+    for (const auto& [w, c] : stream::counts_in(merged))
+      if (std::find(members.begin(), members.end(), w) == members.end()) stream::save_counts(held, w, c);
+  source_.hold_in_cursors(std::move(held));
   const data::DataPosition progress = stream::progress_fields(merged);
   if (ctx.chief()) regrouped_from_ = progress;
   if (dist.fault_point) dist.fault_point("allreduce-stream-rollback");
   rewind_group(ctx, progress, rollback.generation, true);
+  if (dist.fault_point) dist.fault_point("allreduce-stream-rewound");  // tests: a join before the next step
   ctx.progress.message(fmt::format("worker {}: allreduce group {} (workers {}) goes on from step {} with the Kafka "
                                    "progress of that step of all {} workers that took it, lost ones included, "
                                    "variables crc32c {:08x}; Kafka positions rewound in place: {}; reads partitions {}{}",
@@ -458,7 +471,8 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
       if (!merged)
         ctx.progress.message(fmt::format("step {}: no checkpoint: {}", ctx.step,
                                          ctx.job.strategy.name == config::StrategyName::allreduce
-                                             ? "a worker was lost, and the group rolls back to the previous one"
+                                             ? "a worker was lost before its claim; the group re-forms without it "
+                                               "(its regroup line says from which step)"
                                              : "a worker found a parameter server lost, and the job restores from "
                                                "the previous one"));
       sync.published(ctx.step, merged && checkpoint_and_commit(ctx, *merged));

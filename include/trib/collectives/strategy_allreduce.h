@@ -135,8 +135,9 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   void recover(std::int64_t step, VariableStore& vars, const std::string& why);
   void agree_and_roll_back(std::int64_t step, VariableStore& vars, const std::string& why, int old_size);
   void adopt_group();  // the exchange and learning rate for the group now in o_.group
-  // The group's cursors of step `to` - 1 from rank `root` (agree_and_roll_back), into `rb`.
-  void share_rollback_cursors(std::int64_t to, int root, bool joining, update::Rollback& rb);
+  // The group's cursors of step `to` - 1 from rank `root` (agree_and_roll_back), into `rb`: a
+  // joiner's too.
+  void share_rollback_cursors(std::int64_t to, int root, update::Rollback& rb);
   void hand_over_final_state(std::shared_ptr<Group> next);  // finish() with options.await_rejoin
   // Sets lr_factor_ for a group of `workers`.
   update::LocalUpdateOptions scaled_local_options(double workers);

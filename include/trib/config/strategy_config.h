@@ -40,6 +40,11 @@ struct StrategyConfig {
   // ps: a step's pull is asked right behind its push, before the push is answered (false:
   // after it, as before; the same values either way).
   bool ps_overlap = true;
+  // ps, async: a step's pull leaves BEFORE its push, so the server sends the values back
+  // while the gradients come in: the link's two directions at once, one transfer of the
+  // model per step instead of two. The values then lack this worker's own last push (one
+  // step more of staleness, which asynchronous training already accepts). Off by default.
+  bool ps_pull_ahead = false;
   double bucket_mb = 4.0;           // allreduce: gradient fusion size
   Compression compression = Compression::none;  // allreduce: none | bf16 | fp16
   int stages = 2;                   // pipeline: processes the model's layers are cut into

@@ -65,6 +65,10 @@ struct PsUpdateOptions {
   // strategy.ps_overlap: a step's pull is asked right behind its push (above); false: after
   // the push's reply, as before (the same values, one turnaround more per step).
   bool overlap = true;
+  // strategy.ps_pull_ahead (async only): the pull for step + 1 leaves before the push of step,
+  // so the values come back while the gradients go out (both directions of the link at once);
+  // they lack this push.
+  bool pull_ahead = false;
   // Tests: called as a step's requests leave and their replies come back, with what happened
   // ("push sent", "pull sent", "push answered", "pull answered"), the server and the step
   // the request is for. Called on the server's fan-out thread. None: nothing is called.

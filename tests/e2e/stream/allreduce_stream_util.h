@@ -159,64 +159,110 @@ inline void expect_kept_once(const fs::path& out, const std::string& output, con
   EXPECT_EQ(std::stoll(m[1]), expected) << output;
 }
 
-// Worker `joiner` (2 unless said; 0: the chief) of a 3-worker `trib coordinator` job (`run`: its
-// run directory) was killed once its step 2 * `every` + 25 was applied and started again;
-// `members`: the workers by index, the process started again in the joiner's place, `out` the
-// transcript. The joiner joined a generation whose group of 3
-// rolled back to one checkpoint on every member with the same variables (crc32c); the survivors
-// before it went on from their own step (past 2 * `every`, never back to a checkpoint), and every
-// kept event (all workers' up to the earlier of that step and the join's checkpoint, the
-// survivors' up to the join's checkpoint, all three's after it) was trained exactly once
-// (expect_kept_once).
-inline void expect_rejoined_once(const fs::path& run, int steps, int every, const std::vector<testing::Trib*>& members,
-                                 const std::string& out, int joiner = 2) {
+// Where an allreduce stream group that lost a worker of 3 (worker 2, or the chief) and took its
+// relaunch back went on: lost_at, the step the survivors went on from after the loss (joined_at
+// when the loss and the join made one group); joined_at, the step the group of 3 went on from.
+struct Rejoined {
+  std::int64_t lost_at = -1;
+  std::int64_t joined_at = -1;
+  std::int64_t join_table = 0;  // how many workers' progress the join went on from (3: the loss's)
+};
+
+// The join of relaunched worker `joiner` (2, or 0: the chief) in `texts` (texts[w]: member w's
+// lines; one transcript of the whole job may stand for all three, every line checked names its
+// worker), `all` the whole transcript: the group of 3 of the joiner's generation goes on from one
+// step, the one the joiner starts at, on every member with the same variables (crc32c) and no
+// checkpoint loaded (the old members' Kafka progress of the step before it, at most 1 step
+// undone), the joiner reading partitions `joiner` and `joiner` + 3 (its share, assigned by the
+// job); the survivors of the loss (the lowest leading) went on from their own step too, past 2 *
+// `every`.
+inline Rejoined expect_joined_at_group_step(const std::vector<std::string>& texts, const std::string& all, int every,
+                                            int joiner = 2) {
+  Rejoined at;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(members[joiner]->output(), m, std::regex(R"(joined the allreduce group as generation (\d+))")))
-      << out;
-  const std::string generation = m[1];
-  std::string crc;
-  std::int64_t rejoined_at = -1;
-  for (testing::Trib* p : members) {
-    SCOPED_TRACE(p->name());
-    const std::string text = p->output();
-    ASSERT_TRUE(std::regex_search(
-        text, m,
-        std::regex(fmt::format(R"(allreduce group {} \(workers 0, 1, 2\) rolled back to checkpoint (\d+) from step \d+ )"
-                               R"(\(\d+ steps to redo\), variables crc32c ([0-9a-f]{{8}}); )",
-                               generation))))
-        << out;
-    if (rejoined_at < 0) {
-      rejoined_at = std::stoll(m[1]);
-      crc = m[2];
-      std::printf("[ info ] %s\n", m[0].str().c_str());
-    }
-    EXPECT_EQ(std::stoll(m[1]), rejoined_at) << out;
-    EXPECT_EQ(m[2], crc) << p->name() << " goes on from the group's variables";
+  if (!std::regex_search(texts[joiner], m,
+                         std::regex(fmt::format(R"(joined the allreduce group as generation (\d+): rank {} of 3; starts )"
+                                                R"(at step (\d+) with rank \d+'s variables \(crc32c ([0-9a-f]{{8}})\))",
+                                                joiner)))) {
+    ADD_FAILURE() << "no join of worker " << joiner << "\n" << all;
+    return at;
   }
-  // The step the survivors went on from, if they went on as 2 first (with all 3 workers'
-  // progress of it, never back to a checkpoint); the lowest of them led them.
+  const std::string generation = m[1], crc = m[3];
+  at.joined_at = std::stoll(m[2]);
+  std::printf("[ info ] %s\n", m[0].str().c_str());
   std::vector<int> survivors;
   for (int w = 0; w < 3; ++w)
     if (w != joiner) survivors.push_back(w);
-  std::int64_t lost_at = rejoined_at;
-  if (std::regex_search(members[survivors[0]]->output(), m,
+  for (int w = 0; w < 3; ++w) {
+    SCOPED_TRACE(fmt::format("worker {}", w));
+    if (!std::regex_search(
+            texts[w], m,
+            std::regex(fmt::format(R"(worker {}: allreduce group {} \(workers 0, 1, 2\) goes on from step (\d+) with )"
+                                   R"(the Kafka progress of that step of all ([23]) workers that took it, lost ones )"
+                                   R"(included, variables crc32c ([0-9a-f]{{8}}); .*reads partitions (.*) \(assigned )"
+                                   R"(by the job\))",
+                                   w, generation)))) {
+      ADD_FAILURE() << "the join's group did not go on from its step\n" << all;
+      return {};
+    }
+    EXPECT_EQ(std::stoll(m[1]), at.joined_at) << all;
+    if (w == 0) at.join_table = std::stoll(m[2]);
+    EXPECT_EQ(std::stoll(m[2]), at.join_table) << all;
+    EXPECT_EQ(m[3], crc) << "worker " << w << " goes on from the group's variables\n" << all;
+    if (w == joiner) {
+      EXPECT_EQ(m[4], fmt::format("{}, {}", joiner, joiner + 3)) << all;
+      continue;
+    }
+    // The old members' strategy line: the group of 3 goes back at most the one step a member
+    // may have applied alone.
+    if (!std::regex_search(
+            texts[w], m,
+            std::regex(fmt::format(R"(went on as generation {} with 3 workers \(was [23]; this one rank {}\); back to )"
+                                   R"(step (\d+) \((\d+) step\(s\) undone\))",
+                                   generation, w)))) {
+      ADD_FAILURE() << "no strategy line of the join\n" << all;
+      return {};
+    }
+    EXPECT_EQ(std::stoll(m[1]), at.joined_at) << all;
+    EXPECT_LE(std::stoll(m[2]), 1) << all;
+    if (w == survivors[0]) std::printf("[ info ] the join undid %s step(s)\n", m[2].str().c_str());
+  }
+  at.lost_at = at.joined_at;
+  if (std::regex_search(texts[survivors[0]], m,
                         std::regex(fmt::format(R"(worker {0}: allreduce group \d+ \(workers {0}, {1}\) goes on from step )"
                                                R"((\d+) with the Kafka progress of that step of all 3 workers)",
-                                               survivors[0], survivors[1]))))
-    lost_at = std::stoll(m[1]);
-  EXPECT_GE(lost_at, 2 * every) << out;
-  EXPECT_EQ(out.find(fmt::format("(workers {}, {}) rolled back to checkpoint", survivors[0], survivors[1])),
-            std::string::npos)
-      << out;
-  // The join's checkpoint may be before the step the survivors went on from: its rollback then
-  // undid the lost worker's steps after it too.
-  const std::int64_t kept_lost = std::min(lost_at, rejoined_at);
+                                               survivors[0], survivors[1])))) {
+    at.lost_at = std::stoll(m[1]);
+    std::printf("[ info ] %s\n", m[0].str().c_str());
+  }
+  EXPECT_GE(at.lost_at, 2 * every) << all;
+  EXPECT_GE(at.joined_at, at.lost_at) << all;
+  EXPECT_EQ(all.find("rolled back to checkpoint"), std::string::npos) << "no member goes back to a checkpoint\n" << all;
+  EXPECT_EQ(all.find("rolls back to the newest checkpoint"), std::string::npos) << all;
+  return at;
+}
 
+// Worker `joiner` (2, or 0: the chief) of a 3-worker allreduce stream job (`run`: its run
+// directory) was killed once its step 2 * `every` + 25 was applied and started again, and
+// rejoined: texts[w], member w's lines (the started-again process's for the joiner; or the whole
+// transcript for each), `all` the whole transcript. The join went on from the group's step
+// (expect_joined_at_group_step), and every kept event (all workers' up to the step the survivors
+// went on from, the survivors' up to the join's step, all three's after it) was trained exactly
+// once (expect_kept_once, with the chief's lines in texts[0]: a relaunched chief's totals line
+// holds the counts it took back from the group).
+inline Rejoined expect_rejoined_once(const fs::path& run, int steps, int every, const std::vector<std::string>& texts,
+                                     const std::string& all, int joiner = 2) {
+  const Rejoined at = expect_joined_at_group_step(texts, all, every, joiner);
+  if (at.lost_at < 0) return at;
   std::map<std::int64_t, int> seen;
-  for (int w : survivors) add_kept_ids(run, w, steps, seen);
-  add_kept_ids(run, joiner, steps, seen, kept_lost);  // the started-again process's record: a second "run" line
-  expect_kept_once(run, members[0]->output(), seen,
-                   3 * kept_lost + 2 * (rejoined_at - kept_lost) + 3 * (steps - rejoined_at), steps);
+  for (int w = 0; w < 3; ++w)
+    if (w != joiner) add_kept_ids(run, w, steps, seen);
+  // The lost process's lines after lost_at were not applied by the group; the started-again
+  // process's record begins with a second "run" line, then its "rewind" to the join's step.
+  add_kept_ids(run, joiner, steps, seen, at.lost_at);
+  expect_kept_once(run, texts[0], seen, 3 * at.lost_at + 2 * (at.joined_at - at.lost_at) + 3 * (steps - at.joined_at),
+                   steps);
+  return at;
 }
 
 }  // namespace trib::stream_e2e

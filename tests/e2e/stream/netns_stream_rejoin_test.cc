@@ -7,8 +7,8 @@
 // (NamespaceLab::share_loopback_port): the workers' Kafka traffic crosses the links, as their
 // collectives and the coordinator's do. Worker 2 is killed (kill -9) once its step 225 is
 // applied, as its own id record says, and started again on its host with the very same command
-// once the coordinator has named the loss: it rejoins the running group, every event is trained
-// exactly once, and every process exits 0.
+// once the coordinator has named the loss: it rejoins the running group at the group's step (no
+// checkpoint loaded), every event is trained exactly once, and every process exits 0.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -98,7 +98,8 @@ TEST(NetworkNamespacesStream, AWorkerStartedAgainOnItsHostRejoinsTheRunningGroup
               lab.forwarded_connections(1, broker_port), lab.forwarded_connections(2, broker_port),
               lab.forwarded_connections(3, broker_port));
 
-  stream_e2e::expect_rejoined_once(run, steps, every, {workers[0].get(), workers[1].get(), again.get()}, out);
+  stream_e2e::expect_rejoined_once(run, steps, every,
+                                   {workers[0]->output(), workers[1]->output(), again->output()}, out);
 }
 
 }  // namespace

@@ -181,12 +181,13 @@ void lose_and_start_again(const std::string& name, int lost, const std::string& 
     EXPECT_TRUE(job.coordinator->printed("worker 0 (the chief) came back")) << out;
     EXPECT_TRUE(again->printed("worker 0: relaunched in place of the lost chief; takes the run back at step")) << out;
   }
-  stream_e2e::expect_rejoined_once(job.run, steps, every, members, out, lost);
+  stream_e2e::expect_rejoined_once(job.run, steps, every,
+                                   {members[0]->output(), members[1]->output(), members[2]->output()}, out, lost);
 }
 
 // With cluster.stream_rejoin on, the default: worker 2, started again by its supervisor with the
-// same command once the coordinator has named the loss, rejoins the running group, which rolls
-// back to its newest checkpoint with it, as under `trib train` (stream_allreduce_rejoin_test.cc).
+// same command once the coordinator has named the loss, rejoins the running group, which goes on
+// from its own step with it, as under `trib train` (stream_allreduce_rejoin_test.cc).
 TEST(SupervisedStream, AWorkerStartedAgainRejoinsTheRunningGroupExactlyOnce) {
   lose_and_start_again("rejoin", 2, "the job goes on with 2 worker(s)");
 }
@@ -195,7 +196,8 @@ TEST(SupervisedStream, AWorkerStartedAgainRejoinsTheRunningGroupExactlyOnce) {
 // of ending the job, workers 1 and 2 go on without it (worker 1 leading), and the chief its
 // supervisor starts again with the same command joins their running group and takes the run
 // directory back, as under `trib train` (stream_allreduce_rejoin_test.cc): the same checks as
-// for worker 2, every event once, and nothing restarts.
+// for worker 2 (the join at the group's step, no checkpoint loaded), every event once (the new
+// chief's totals line holding the counts it took back), and nothing restarts.
 TEST(SupervisedStream, AnAllreduceStreamJobsChiefStartedAgainRejoinsTheRunningGroupExactlyOnce) {
   lose_and_start_again("chief", 0, "for worker 0, the chief, to come back");
 }

@@ -46,6 +46,21 @@ TEST(CliOptions, HelpShowsDefaults) {
   EXPECT_NE(broker.output.find("=4"), std::string::npos) << "partitions per topic\n" << broker.output;
 }
 
+// `trib plan` with given compute still measures when each gradient is ready (the allreduce's
+// timeline), prints it, and refuses a goodput that is not a share of the link.
+TEST(CliOptions, PlanPrintsWhenGradientsAreReadyAndRefusesABadGoodput) {
+  auto r = run({"plan", kMlp, "--hosts", "4", "--link", "1gbit", "--step-ms", "64=2.5", "--calibrate-seconds", "0.2"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // The MLP's variables in order (kernel, bias per layer), each with its bytes and a ready time.
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(\nplan gradients batch=64 bytes_ready_at=(\d+:[01]\.\d\d,){5}\d+:[01]\.\d\d\n)")))
+      << r.output;
+  EXPECT_NE(r.output.find("plan workers=2 strategy=allreduce compression=none ps=0 batch=64 step_ms="), std::string::npos)
+      << r.output;
+  auto bad = run({"plan", kMlp, "--step-ms", "64=2.5", "--goodput", "1.5"});
+  EXPECT_NE(bad.exit_code, 0) << bad.output;
+  EXPECT_NE(bad.output.find("--goodput 1.5: expected more than 0, at most 1"), std::string::npos) << bad.output;
+}
+
 TEST(CliOptions, VersionNamesTheCommitAndTheLibraries) {
   auto r = run({"--version"});
   EXPECT_EQ(r.exit_code, 0) << r.output;

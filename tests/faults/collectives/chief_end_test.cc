@@ -205,8 +205,10 @@ TEST(AllreduceChiefEnd, AnUnknownFaultValueFailsNamingTheExpectedOne) {
   EXPECT_NE(r.output.find("TRIB_TEST_FAULT=allreduce-chief-lost-somewhere: expected ps-lost-at-final-gather:INDEX, "
                           "ps-copy-held:INDEX, allreduce-chief-lost-at-final-checkpoint[:PROCESSES], "
                           "allreduce-chief-slow-at-final-checkpoint:SECONDS, allreduce-stream-slow-in-rewind:SECONDS, "
+                          "allreduce-stream-slow-after-rewind:SECONDS, "
                           "allreduce-stream-slow-after-last-step:SECONDS, "
                           "allreduce-stream-held-before-broadcast:WORKER, allreduce-stream-join-after-checkpoint:STEP, "
+                          "allreduce-stream-join-after-step:STEP, allreduce-stream-held-in-rollback:WORKER:N, "
                           "stream-worker-lost-at-step:WORKER:STEP or stream-worker-lost-after-rewind:WORKER"),
             std::string::npos)
       << r.output;

@@ -184,7 +184,7 @@ struct OverlapRun {
   std::map<std::pair<int, int>, std::vector<std::string>> events;
 };
 
-OverlapRun run_overlap(bool overlap, int num_ps, int n, Mode mode, const std::string& name) {
+OverlapRun run_overlap(bool overlap, int num_ps, int n, Mode mode, const std::string& name, bool ahead = false) {
   const int b = 32, steps = 8;
   std::FILE* quiet = std::fopen("/dev/null", "w");
   fs::path base = temp(name + (overlap ? "_on" : "_off"));
@@ -195,6 +195,7 @@ OverlapRun run_overlap(bool overlap, int num_ps, int n, Mode mode, const std::st
   for (int w = 0; w < n; ++w) {
     auto tweak = [&, w](PsUpdateOptions& po) {
       po.overlap = overlap;
+      po.pull_ahead = ahead;
       po.on_exchange = [&, w](const char* what, int ps, std::int64_t step) {
         std::lock_guard lock(mu);
         out.events[{w, ps}].push_back(fmt::format("{} {}", what, step));
@@ -264,6 +265,32 @@ TEST(PsOverlap, ThePullLeavesBeforeThePushIsAnswered) {
       EXPECT_GE(steps, 7) << "worker " << who.first << " ps " << who.second;
     }
   }
+}
+
+// strategy.ps_pull_ahead (async): the pull for step t + 1 is on the connection before the push
+// of step t, so the server answers it with the values before that push: the link carries the
+// values back while the gradients come in. One worker alone then pushes every step but its
+// first from values one push old (staleness 1), where the pull behind the push gives 0.
+TEST(PsPullAhead, ThePullLeavesBeforeThePushAndItsValuesLackThatPush) {
+  const OverlapRun ahead = run_overlap(true, 1, 1, Mode::async, "pull_ahead", true);
+  const std::vector<std::string>& events = ahead.events.at({0, 0});
+  int steps = 0;
+  for (std::int64_t t = 0; t < 8; ++t) {
+    const std::string push = fmt::format("push sent {}", t), pull = fmt::format("pull sent {}", t + 1);
+    if (std::find(events.begin(), events.end(), push) == events.end()) continue;
+    ++steps;
+    EXPECT_TRUE(before(events, pull, push)) << "step " << t;
+  }
+  EXPECT_GE(steps, 7);
+  const PsStats& st = ahead.stats[0];
+  ASSERT_GE(st.applied, 7u);
+  ASSERT_GE(st.staleness.size(), 2u);
+  EXPECT_EQ(st.staleness[0], 1u) << "only the first push is made from the newest values";
+  EXPECT_EQ(st.staleness[1], st.applied - 1) << "every later one from the values before its predecessor";
+  // It still trains: the last step's loss is below the first's.
+  const auto& losses = ahead.losses.at(0);
+  ASSERT_GE(losses.size(), 2u);
+  EXPECT_LT(losses.rbegin()->second, losses.begin()->second);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ Behaviour no_cpu_cost() {
 }
 
 TEST(StepModel, OneAllreduceWorkerIsItsCompute) {
-  Prediction p = predict(cnn_costs(0.030), Hosts{0.25}, Link{31.25e6, 0}, {Strategy::allreduce, false, 1, 0, 64});
+  Prediction p = predict(cnn_costs(0.030), Hosts{0.25}, Link{31.25e6, 0, 1.0}, {Strategy::allreduce, false, 1, 0, 64});
   EXPECT_DOUBLE_EQ(p.compute_s, 0.120);  // 30 ms on one core, a quarter of a core
   EXPECT_DOUBLE_EQ(p.worker_link_s, 0);
   EXPECT_DOUBLE_EQ(p.step_s, 0.120);
@@ -43,7 +43,7 @@ TEST(StepModel, OneAllreduceWorkerIsItsCompute) {
 // images/s, about 2460 with bf16, whatever the compute (here small).
 TEST(StepModel, TwoWorkerBoundsOnOneGigabitAreTheIssues) {
   const JobCosts costs = cnn_costs(0.010);
-  const Link gbit{parse_link_rate("1gbit"), 0};
+  const Link gbit{parse_link_rate("1gbit"), 0, 1.0};
   Prediction f32 = predict(costs, Hosts{0.9}, gbit, {Strategy::allreduce, false, 2, 0, 64}, no_cpu_cost());
   Prediction bf16 = predict(costs, Hosts{0.9}, gbit, {Strategy::allreduce, true, 2, 0, 64}, no_cpu_cost());
   EXPECT_NEAR(f32.worker_link_s, kCnnBytes / 125e6, 1e-12);  // 2(n-1)/n = 1 tensor each way
@@ -55,7 +55,7 @@ TEST(StepModel, TwoWorkerBoundsOnOneGigabitAreTheIssues) {
 // Exposed communication: what backprop (2/3 of the step) cannot hide.
 TEST(StepModel, AllreduceHidesBehindBackpropUpToItsLength) {
   const JobCosts costs = cnn_costs(0.030);
-  const Link link{31.25e6, 0};
+  const Link link{31.25e6, 0, 1.0};
   Prediction p = predict(costs, Hosts{0.25}, link, {Strategy::allreduce, false, 4, 0, 64}, no_cpu_cost());
   const double comm = 1.5 * kCnnBytes / 31.25e6;  // 2(n-1)/n = 1.5
   EXPECT_NEAR(p.worker_link_s, comm, 1e-12);
@@ -68,14 +68,14 @@ TEST(StepModel, AllreduceHidesBehindBackpropUpToItsLength) {
 TEST(StepModel, CommunicationCpuAddsToComputeOnTheHostsCores) {
   Behaviour b;
   b.cpu_s_per_byte = 1e-9;
-  Prediction p = predict(cnn_costs(0.030), Hosts{0.5}, Link{1e12, 0}, {Strategy::allreduce, true, 2, 0, 64}, b);
+  Prediction p = predict(cnn_costs(0.030), Hosts{0.5}, Link{1e12, 0, 1.0}, {Strategy::allreduce, true, 2, 0, 64}, b);
   // bf16, two workers: half the tensor out and half in, at 1 ns per byte on half a core.
   EXPECT_NEAR(p.compute_s, 0.060 + kCnnBytes * 1e-9 / 0.5, 1e-12);
 }
 
 TEST(StepModel, ParameterServerWorkersPushThenPullAndServersShareTheLoad) {
   const JobCosts costs = cnn_costs(0.030);
-  const Link link{31.25e6, 0};
+  const Link link{31.25e6, 0, 1.0};
   Prediction one = predict(costs, Hosts{0.25}, link, {Strategy::ps_async, false, 1, 1, 64}, no_cpu_cost());
   EXPECT_NEAR(one.worker_link_s, 2.0 * kCnnBytes / 31.25e6, 1e-12);  // push, then pull: turns
   EXPECT_NEAR(one.step_s, 0.120 + one.worker_link_s, 1e-12);         // nothing overlaps today
@@ -98,10 +98,10 @@ TEST(StepModel, ParameterServerWorkersPushThenPullAndServersShareTheLoad) {
 TEST(StepModel, LatencyCountsPerRingStepAndBucket) {
   JobCosts costs = cnn_costs(0.030);
   costs.allreduce_buckets = 4;
-  Prediction with = predict(costs, Hosts{1}, Link{1e15, 100e-6}, {Strategy::allreduce, false, 3, 0, 64}, no_cpu_cost());
+  Prediction with = predict(costs, Hosts{1}, Link{1e15, 100e-6, 1.0}, {Strategy::allreduce, false, 3, 0, 64}, no_cpu_cost());
   Behaviour none = no_cpu_cost();
   none.allreduce_overlap = 0;
-  Prediction exposed = predict(costs, Hosts{1}, Link{1e15, 100e-6}, {Strategy::allreduce, false, 3, 0, 64}, none);
+  Prediction exposed = predict(costs, Hosts{1}, Link{1e15, 100e-6, 1.0}, {Strategy::allreduce, false, 3, 0, 64}, none);
   EXPECT_NEAR(exposed.step_s - 0.030, 2 * 2 * 100e-6 * 4 + 4.0 / 3 * kCnnBytes / 1e15, 1e-12);  // 2(n-1)/n = 4/3
   EXPECT_NEAR(with.step_s, 0.030, 1e-12);  // hidden behind backprop
 }
@@ -110,13 +110,67 @@ TEST(StepModel, LatencyCountsPerRingStepAndBucket) {
 // not the push's and then the pull's.
 TEST(StepModel, APullBehindItsPushCostsOneRoundTrip) {
   const JobCosts costs = cnn_costs(0.030);
-  const Link link{1e15, 100e-6};
+  const Link link{1e15, 100e-6, 1.0};
   Behaviour after = no_cpu_cost();
   after.ps_pull_behind_push = false;
   Prediction behind = predict(costs, Hosts{1}, link, {Strategy::ps_async, false, 1, 1, 64}, no_cpu_cost());
   Prediction turns = predict(costs, Hosts{1}, link, {Strategy::ps_async, false, 1, 1, 64}, after);
   EXPECT_NEAR(behind.step_s - 0.030 - behind.worker_link_s, 2 * 100e-6, 1e-12);
   EXPECT_NEAR(turns.step_s - behind.step_s, 2 * 100e-6, 1e-12);
+}
+
+// A connection's bytes get the link's goodput; the bound (issue 14's) keeps the full rate.
+TEST(StepModel, ConnectionsGetTheLinksGoodputAndTheBoundItsFullRate) {
+  const JobCosts costs = cnn_costs(0.010);
+  const Link full{31.25e6, 0, 1.0}, tcp{31.25e6, 0, 0.95};
+  Prediction a = predict(costs, Hosts{1}, full, {Strategy::allreduce, false, 2, 0, 64}, no_cpu_cost());
+  Prediction b = predict(costs, Hosts{1}, tcp, {Strategy::allreduce, false, 2, 0, 64}, no_cpu_cost());
+  EXPECT_NEAR(b.worker_link_s, a.worker_link_s / 0.95, 1e-12);
+  EXPECT_DOUBLE_EQ(b.bound_images_per_s, a.bound_images_per_s);
+}
+
+// With each gradient's ready time measured, an allreduce step is the timeline the code runs:
+// buckets from the last variable back, each ring starting once its gradients are ready and
+// the bucket before it is done; the update after the last one. Two workers on 31.25 MB/s
+// (2(n-1)/n = 1 tensor each way), one core, a 100 ms step whose gradients are ready at 30 ms
+// (a 8 MB kernel of the last layer), then at 90 ms (4 MB and 1 MB of the layers before),
+// buckets of 4 MiB: [8 MB] at 30 ms, then [4 MB + 1 MB] at 90 ms, behind the first.
+TEST(StepModel, AnAllreduceStepIsTheTimelineItsBucketsRun) {
+  JobCosts costs;
+  costs.parameter_bytes = 13'000'000;
+  costs.step_s_one_core[64] = 0.100;
+  costs.bucket_bytes = 4 << 20;
+  costs.gradients[64] = {{1'000'000, 0.90}, {4'000'000, 0.90}, {8'000'000, 0.30}};
+  const Link link{31.25e6, 0, 1.0};
+  Prediction p = predict(costs, Hosts{1}, link, {Strategy::allreduce, false, 2, 0, 64}, no_cpu_cost());
+  const double first_done = 0.030 + 8e6 / 31.25e6;  // 0.286 s
+  const double second_done = first_done + 5e6 / 31.25e6;
+  EXPECT_NEAR(p.step_s, second_done + 0.010, 1e-12);  // then the update's 10%
+  EXPECT_NEAR(p.hidden_s, 0.100 + 13e6 / 31.25e6 - p.step_s, 1e-12);
+  // A link fast enough to keep up: the step is its compute plus the last bucket after backprop.
+  Prediction fast = predict(costs, Hosts{1}, Link{31.25e9, 0, 1.0}, {Strategy::allreduce, false, 2, 0, 64},
+                            no_cpu_cost());
+  EXPECT_NEAR(fast.step_s, 0.090 + 5e6 / 31.25e9 + 0.010, 1e-12);
+  // One worker exchanges nothing: its compute.
+  EXPECT_NEAR(predict(costs, Hosts{1}, link, {Strategy::allreduce, false, 1, 0, 64}, no_cpu_cost()).step_s, 0.100,
+              1e-12);
+}
+
+// strategy.ps_pull_ahead: an async worker's values come back while its gradients go out, so
+// its link carries the model once per step each way at once, and the server's n transfers;
+// synchronous workers cannot pull ahead and keep their turns.
+TEST(StepModel, AsyncWorkersPullingAheadUseBothDirectionsAtOnce) {
+  const JobCosts costs = cnn_costs(0.030);
+  const Link link{31.25e6, 0, 1.0};
+  Behaviour ahead = no_cpu_cost();
+  ahead.ps_pull_ahead = true;
+  Prediction one = predict(costs, Hosts{0.25}, link, {Strategy::ps_async, false, 1, 1, 64}, ahead);
+  EXPECT_NEAR(one.worker_link_s, kCnnBytes / 31.25e6, 1e-12);
+  EXPECT_NEAR(one.step_s, 0.120 + one.worker_link_s, 1e-12);
+  EXPECT_NEAR(predict(costs, Hosts{0.25}, link, {Strategy::ps_async, false, 8, 2, 64}, ahead).server_link_s,
+              8 * 0.6 * kCnnBytes / 31.25e6, 1e-9);
+  EXPECT_NEAR(predict(costs, Hosts{0.25}, link, {Strategy::ps_sync, false, 8, 2, 64}, ahead).server_link_s,
+              2 * 8 * 0.6 * kCnnBytes / 31.25e6, 1e-9);
 }
 
 TEST(StepModel, BadCandidatesFailNamingTheThing) {
@@ -151,7 +205,7 @@ PlanOptions options(int hosts, const std::string& link) {
   PlanOptions o;
   o.hosts = hosts;
   o.host.cores = 1;
-  o.link = {parse_link_rate(link), 0};
+  o.link = {parse_link_rate(link), 0, 1.0};
   o.link_text = link;
   o.batches = {64};
   o.behaviour = no_cpu_cost();
