@@ -30,6 +30,7 @@ constexpr const char* kStreamSlowAfterLastStep = "allreduce-stream-slow-after-la
 constexpr const char* kStreamSlowAfterRewind = "allreduce-stream-slow-after-rewind";
 constexpr const char* kStreamHeldBeforeBroadcast = "allreduce-stream-held-before-broadcast";
 constexpr const char* kStreamJoinAfterCheckpoint = "allreduce-stream-join-after-checkpoint";
+constexpr const char* kStreamJoinAfterStep = "allreduce-stream-join-after-step";
 constexpr const char* kStreamWorkerLostAtStep = "stream-worker-lost-at-step";
 constexpr const char* kStreamWorkerLostAfterRewind = "stream-worker-lost-after-rewind";
 constexpr const char* kStreamHeldInRollback = "allreduce-stream-held-in-rollback";
@@ -41,7 +42,7 @@ struct Fault {
   // kAllreduceChiefLostAtFinalCheckpoint (with how many of worker 0's processes in `index`) or
   // kAllreduceChiefSlowAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterRewind or
   // kStreamSlowAfterLastStep (with seconds in `index`), kStreamHeldBeforeBroadcast (with a worker index) or
-  // kStreamJoinAfterCheckpoint (a step in `index`), kStreamWorkerLostAtStep (a worker in
+  // kStreamJoinAfterCheckpoint or kStreamJoinAfterStep (a step in `index`), kStreamWorkerLostAtStep (a worker in
   // `index`, a step in `step`), kStreamHeldInRollback (a worker in `index`, which of its
   // rollbacks in `step`); empty: none
   std::string kind;
@@ -90,8 +91,8 @@ Fault parse_fault() {
   }
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
                            kAllreduceChiefLostAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterRewind,
-                           kStreamSlowAfterLastStep,
-                           kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint, kStreamWorkerLostAfterRewind}) {
+                           kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
+                           kStreamJoinAfterStep, kStreamWorkerLostAfterRewind}) {
     const std::string prefix = std::string(kind) + ":";
     try {
       if (text.starts_with(prefix)) f = {kind, std::stoi(text.substr(prefix.size()))};
@@ -100,12 +101,12 @@ Fault parse_fault() {
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
-             "{}:SECONDS, {}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:WORKER:N, {}:WORKER:STEP, {}:WORKER:STEP, "
-             "{}:WORKER or {}:WORKER:STEP",
+             "{}:SECONDS, {}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:STEP, {}:WORKER:N, {}:WORKER:STEP, "
+             "{}:WORKER:STEP, {}:WORKER or {}:WORKER:STEP",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
-             kStreamSlowInRewind, kStreamSlowAfterRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
-             kStreamHeldInRollback, kStreamWorkerLostAtStep, kStreamWorkerLeavesAtStep, kStreamWorkerLostAfterRewind,
-             kStreamWorkerLostBetweenPushes);
+             kStreamSlowInRewind, kStreamSlowAfterRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast,
+             kStreamJoinAfterCheckpoint, kStreamJoinAfterStep, kStreamHeldInRollback, kStreamWorkerLostAtStep,
+             kStreamWorkerLeavesAtStep, kStreamWorkerLostAfterRewind, kStreamWorkerLostBetweenPushes);
   return f;
 }
 #endif
@@ -282,6 +283,21 @@ std::function<void(const char*, int, std::int64_t)> ps_push_fault_hook(int index
 std::function<void()> stream_join_fault_hook(int index, const std::string& run_dir) {
 #if TRIB_FAULT_HOOKS
   const Fault f = parse_fault();
+  if (f.kind == kStreamJoinAfterStep)
+    return [index, step = f.index, record = std::filesystem::path(run_dir) / "stream_ids" /
+                                            fmt::format("worker-{}.txt", index == 0 ? 1 : 0)] {
+      std::fprintf(stderr, "%s: worker %d waits to join until %s has step %d\n", kFaultVariable, index,
+                   record.string().c_str(), step);
+      std::fflush(nullptr);
+      const std::string prefix = std::to_string(step) + " ";
+      // Bounded: the run may end first (the join then fails as a late one does).
+      for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+           std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(std::chrono::milliseconds(20))) {
+        std::ifstream in(record);
+        for (std::string line; std::getline(in, line);)
+          if (line.starts_with(prefix)) return;
+      }
+    };
   if (f.kind != kStreamJoinAfterCheckpoint) return {};
   return [index, step = f.index, checkpoints = std::filesystem::path(run_dir) / "checkpoints"] {
     std::fprintf(stderr, "%s: worker %d waits to join until checkpoint %d is written\n", kFaultVariable, index, step);

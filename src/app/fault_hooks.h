@@ -40,7 +40,10 @@
 // TRIB_TEST_FAULT=allreduce-stream-join-after-checkpoint:S makes a relaunched worker of an
 // allreduce stream job wait, before it asks to join the running group, until the run directory
 // holds checkpoint S or a later one (a test's joiner then finds checkpoints the survivors wrote
-// without it).
+// without it). TRIB_TEST_FAULT=allreduce-stream-join-after-step:S likewise, until another
+// worker's id record (data.kafka.record_ids: worker 1's for a relaunched chief, worker 0's for
+// the others) has a line for step S (a test's relaunched chief then joins only once the
+// survivors have passed a checkpoint step without it).
 //
 // TRIB_TEST_FAULT=stream-worker-lost-at-step:W:S makes worker W of a stream job kill itself
 // (SIGKILL) once its step S is applied and recorded (data.kafka.record_ids), at the fault point

@@ -35,9 +35,9 @@ namespace {
 
 // What a cluster job's processes would each refuse, checked once here before any starts: the
 // data files and that each worker's shard holds a batch.
-// An allreduce job reading Kafka: the survivors of a lost worker re-form the group and roll
-// back to the newest checkpoint, Kafka positions included; its relaunched process rejoins the
-// same way (docs/fault_tolerance.md, "Allreduce stream jobs"). A lost chief restarts it whole.
+// An allreduce job reading Kafka: the survivors of a lost worker re-form the group and go on
+// with their Kafka positions; its relaunched process rejoins the running group, the chief too
+// where the job assigns the partitions (docs/fault_tolerance.md, "Allreduce stream jobs").
 bool allreduce_stream(const config::JobConfig& job) {
   return job.strategy.name == config::StrategyName::allreduce && job.data.stream();
 }
@@ -62,15 +62,19 @@ std::string unused_servers_note(const config::JobConfig& job) {
 
 // Under `trib coordinator`: whether a lost chief is waited for (its node's supervisor starts it
 // again), for the jobs whose chief a local launcher relaunches in place: a file job under ps or
-// allreduce. Not a stream job's: its Kafka positions are the chief's to commit.
+// allreduce, and a stream job whose partitions the job assigns (train_stream::chief_rejoins).
 bool chief_waited_for(const config::JobConfig& job) {
-  return (job.strategy.name == config::StrategyName::ps || job.strategy.name == config::StrategyName::allreduce) &&
-         !job.data.stream() && job.cluster.max_restarts > 0;
+  const bool file_job = (job.strategy.name == config::StrategyName::ps ||
+                         job.strategy.name == config::StrategyName::allreduce) &&
+                        !job.data.stream();
+  return (file_job || train_stream::chief_rejoins(job)) && job.cluster.max_restarts > 0;
 }
 
 // Said after "it is the chief, which is not relaunched in place" when it is not waited for.
 std::string chief_not_waited_for(const config::JobConfig& job) {
-  if (job.data.stream()) return " in a stream job (its Kafka positions are the chief's to commit)";
+  if (job.data.stream() && !train_stream::chief_rejoins(job))
+    return " in this stream job (its Kafka partitions are not assigned by the job, or cluster.stream_rejoin is "
+           "off: only a checkpoint holds its positions)";
   if (job.cluster.max_restarts == 0 &&
       (job.strategy.name == config::StrategyName::ps || job.strategy.name == config::StrategyName::allreduce))
     return " (cluster.max_restarts: 0)";
@@ -173,6 +177,9 @@ int run_train(const TrainArgs& args, const Log& log) {
   // place too (below); should the relaunched process fail (it cannot rejoin), the job
   // restarts whole.
   const bool ps_stream_chief_rejoins = train_stream::ps_chief_rejoins(o.job);
+  // An allreduce stream job likewise (job-assigned partitions, cluster.stream_rejoin): its
+  // relaunched chief joins the running group as a relaunched worker does.
+  const bool allreduce_stream_chief_rejoins = train_stream::allreduce_chief_rejoins(o.job);
   lc.relaunched_counts_as_lost = allreduce_stream(o.job) || ps_stream_chief_rejoins;
   // A lost parameter server is relaunched, and the chief restores the job from a checkpoint;
   // a stream job's workers rewind their Kafka positions with it, in place.
@@ -181,18 +188,20 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.server_backups = o.job.strategy.ps_replicas > 0;
   // A lost chief likewise: the new one rejoins the running job with the servers' state (ps;
   // it restores every server from the newest checkpoint where one was relaunched empty), joins the survivors' group as a relaunched worker does (allreduce), or takes the pipeline's
-  // run directory back as stage 0 (relaunch_stages). Not a stream job's: its Kafka positions
-  // are the chief's to commit, and a new chief's would not follow the others' in-place rewind;
-  // the job restarts whole instead (below).
+  // run directory back as stage 0 (relaunch_stages). A stream job's only where the job assigns
+  // its partitions (above); on the consumer group the job restarts whole instead (below).
   lc.relaunch_chief = ((lc.relaunch_servers || o.job.strategy.name == config::StrategyName::allreduce) &&
                        !o.job.data.stream()) ||
-                      relaunch_stages || ps_stream_chief_rejoins;
+                      relaunch_stages || ps_stream_chief_rejoins || allreduce_stream_chief_rejoins;
   if (lc.relaunch_chief && o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream())
     lc.chief_note = "it rejoins the running job in place with the servers' state (if a server was lost with it and "
                     "no backup holds its shard, every server reloads the newest checkpoint)";
   if (ps_stream_chief_rejoins)
     lc.chief_note = "it rejoins the running job in place with the servers' state, its Kafka partitions at its last "
                     "applied push (if a server was lost with it, the job restarts whole from its newest checkpoint)";
+  if (allreduce_stream_chief_rejoins)
+    lc.chief_note = "the others go on without it, the lowest one leading, and it joins their running group, taking "
+                    "the run directory back (if it cannot, the job restarts whole from its newest checkpoint)";
   const bool restarts_whole_job =
       pipeline || (o.job.data.stream() && o.job.strategy.name != config::StrategyName::local);
   if (pipeline)
@@ -201,8 +210,10 @@ int run_train(const TrainArgs& args, const Log& log) {
     lc.loss_note = fmt::format(
         "a stream job restarts all its processes from the newest checkpoint when it loses {}; every event is trained "
         "exactly once",
-        allreduce_stream(o.job)  ? "its chief, or a worker after the last step (a worker lost mid-run is recovered in "
-                                   "place)"
+        allreduce_stream_chief_rejoins ? "a worker after the last step, or a relaunched process that could not join "
+                                         "(a worker or its chief lost mid-run is recovered in place)"
+        : allreduce_stream(o.job)        ? "its chief, or a worker after the last step (a worker lost mid-run is "
+                                           "recovered in place)"
         : ps_stream_chief_rejoins ? "a process it does not recover in place (a server past cluster.max_restarts, or "
                                     "a relaunched process that could not rejoin)"
                                   : "a process it does not recover in place (its chief, or a server past "
@@ -288,7 +299,8 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                .servers_may_be_lost = job.strategy.name == config::StrategyName::ps,
                                                // A lost chief likewise, where a local launcher
                                                // relaunches it in place (a file job under ps or
-                                               // allreduce): the coordinator waits for it.
+                                               // allreduce, a stream job whose partitions the job
+                                               // assigns): the coordinator waits for it.
                                                .chief_may_be_lost = chief_waited_for(job),
                                                .chief_wait = std::chrono::seconds(job.cluster.join_timeout_s),
                                                .chief_returns = job.cluster.max_restarts,

@@ -161,6 +161,7 @@ void KafkaBatchSource::rewind(const data::DataPosition& offsets, std::int64_t ge
 
 std::optional<data::DataPosition> KafkaBatchSource::position_after(const data::Batch& batch) const {
   data::DataPosition at = kafka_->applied_position_after(batch);
+  for (const auto& [key, value] : held_.fields()) at.set(key, value);
   if (cursor_counts_) stream::save_counts(at, dist_.worker_index, cursor_counts_(batch));
   return at;
 }

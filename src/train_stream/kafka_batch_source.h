@@ -52,6 +52,10 @@ class KafkaBatchSource final : public train::BatchSource {
   void set_cursor_counts(std::function<stream::StreamCounts(const data::Batch&)> counts) {
     cursor_counts_ = std::move(counts);
   }
+  // Other workers' counts fields that position_after() carries too (none: empty): the lowest
+  // member of an allreduce group whose lost chief is away holds the chief's, until the chief
+  // joins again and takes them back from the join's cursors (StreamHooks::regroup_from_cursors).
+  void hold_in_cursors(data::DataPosition counts) { held_ = std::move(counts); }
   // A relaunched parameter-server worker, before its first step: its share of the partitions
   // (fixed by its index: job-assigned) continues at `position`, the cursor of its last push
   // the servers applied (UpdateStrategy::resume_data_cursor), over the progress this run
@@ -104,6 +108,7 @@ class KafkaBatchSource final : public train::BatchSource {
   std::unique_ptr<stream::KafkaSource> kafka_;
   std::optional<data::Pipeline> pipeline_;
   std::function<stream::StreamCounts(const data::Batch&)> cursor_counts_;
+  data::DataPosition held_;  // hold_in_cursors
   data::DataPosition resumed_at_;
   std::uint64_t absent_ = 0;
   std::map<int, data::DataPosition> gone_;  // a relaunched worker's: departures before its start

@@ -39,14 +39,29 @@ stream::StreamCounts own_counts(const train::Distribution& dist, const data::Dat
 // Where an allreduce stream group announces the checkpoint it rolls back to, by generation.
 std::string regroup_key(std::int64_t generation) { return fmt::format("stream/regroup/{}", generation); }
 
-// The members of allreduce group `generation`, from its plan in the store (allreduce_membership.cc).
-std::vector<int> planned_members(const train::Distribution& dist, std::int64_t generation) {
-  const std::optional<std::string> text = dist.lookup(update::kGroupPlanKey);
-  const std::optional<update::GroupPlan> plan = update::parse_group_plan(text.value_or(""));
-  TRIB_CHECK(plan && plan->generation == generation, Unavailable,
-             "worker {}: the allreduce plan of generation {} was replaced before the group rolled back: {}",
-             dist.worker_index, generation, text.value_or("none"));
+// The members of allreduce group `generation`, from its plan in the store (allreduce_membership.cc);
+// none once a newer plan replaced it.
+std::optional<std::vector<int>> members_of_plan(const train::Distribution& dist, std::int64_t generation) {
+  const std::optional<update::GroupPlan> plan = update::parse_group_plan(dist.lookup(update::kGroupPlanKey).value_or(""));
+  if (!plan || plan->generation != generation) return std::nullopt;
   return plan->workers;
+}
+
+// The same, failing when the plan was replaced.
+std::vector<int> planned_members(const train::Distribution& dist, std::int64_t generation) {
+  std::optional<std::vector<int>> members = members_of_plan(dist, generation);
+  TRIB_CHECK(members.has_value(), Unavailable,
+             "worker {}: the allreduce plan of generation {} was replaced before the group rolled back: {}",
+             dist.worker_index, generation, dist.lookup(update::kGroupPlanKey).value_or("none"));
+  return *members;
+}
+
+// Whether this worker states where allreduce group `generation` goes on (regroup_key): its lowest
+// member, the chief or the lowest survivor while a lost chief is away (plans list workers in
+// order). With the plan replaced meanwhile, the chief (which then fails reading it, as before).
+bool states_regroup(const train::Distribution& dist, std::int64_t generation) {
+  const std::optional<std::vector<int>> members = members_of_plan(dist, generation);
+  return members ? !members->empty() && members->front() == dist.worker_index : dist.chief();
 }
 
 // The chief's note for allreduce group `generation` (regroup_key): where it goes on, and its members.
@@ -293,6 +308,13 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
   // the checkpoint's sections and the members; its variables and optimizer state reach the
   // others through the group (UpdateStrategy::start broadcasts rank 0's).
   std::optional<ValidCheckpoint> found;
+  // Only the chief holds the checkpoints: a group formed while a lost chief is away (relaunched)
+  // has none to roll back to, and fails, and the launcher restarts the job whole.
+  if (const std::optional<std::vector<int>> members = members_of_plan(dist, rollback.generation))
+    TRIB_CHECK(std::find(members->begin(), members->end(), 0) != members->end(), Unavailable,
+               "worker {}: allreduce group {} (workers {}) must roll back to the newest checkpoint ({}), but its "
+               "chief, which holds the checkpoints, is lost",
+               dist.worker_index, rollback.generation, fmt::join(*members, ", "), rollback.no_group_cursors);
   if (ctx.chief()) {
     found = load_latest_valid(ctx.run->checkpoints());
     // Before the first checkpoint no positions are known but where the run started, which the
@@ -334,6 +356,7 @@ std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, con
                                      "checkpoint's state ({}); the group re-forms again at its next exchange",
                                      dist.worker_index, rollback.generation, lost_in_broadcast));
   source_.sync().set_members(note.at("members").get<std::vector<int>>());
+  source_.hold_in_cursors({});  // the chief is in this group (above): it counts its own again
   const data::DataPosition offsets = rewind_to(ctx, note.at("sections").dump(), step);
   if (ctx.chief()) regrouped_from_ = stream::progress_fields(offsets);
   // (A member lost in the broadcast was named above.)
@@ -369,7 +392,7 @@ void StreamHooks::rewind_group(train::LoopContext& ctx, const data::DataPosition
 std::int64_t StreamHooks::regroup_from_cursors(train::LoopContext& ctx, const update::Rollback& rollback) {
   const train::Distribution& dist = ctx.distribution;
   const std::int64_t step = rollback.step;
-  if (ctx.chief())
+  if (states_regroup(dist, rollback.generation))
     dist.publish(regroup_key(rollback.generation),
                  nlohmann::json{{"step", step}, {"members", planned_members(dist, rollback.generation)}}.dump());
   const nlohmann::json note = await_regroup_note(dist, rollback.generation);
@@ -380,8 +403,19 @@ std::int64_t StreamHooks::regroup_from_cursors(train::LoopContext& ctx, const up
   // lost ones' included; partitions are disjoint but for a claim handed over (merge_claims).
   data::DataPosition merged;
   for (const std::string& cursor : rollback.group_cursors) stream::merge_claims(merged, data::DataPosition::parse(cursor));
-  source_.sync().set_members(note.at("members").get<std::vector<int>>());
+  const std::vector<int> members = note.at("members").get<std::vector<int>>();
+  source_.sync().set_members(members);
   take_back(ctx, merged, step);
+  // A lost chief away: nobody counts what it would (its own counts, those of workers lost with
+  // it: own_counts), so the group's lowest member carries them in its cursors, and the chief
+  // takes them back from the cursors of the group it joins (as a relaunched worker takes its
+  // own): the totals line and the final checkpoint hold each count once.
+  data::DataPosition held;
+  if (std::find(members.begin(), members.end(), 0) == members.end() && !members.empty() &&
+      members.front() == dist.worker_index)
+    for (const auto& [w, c] : stream::counts_in(merged))
+      if (std::find(members.begin(), members.end(), w) == members.end()) stream::save_counts(held, w, c);
+  source_.hold_in_cursors(std::move(held));
   const data::DataPosition progress = stream::progress_fields(merged);
   if (ctx.chief()) regrouped_from_ = progress;
   if (dist.fault_point) dist.fault_point("allreduce-stream-rollback");
@@ -430,6 +464,14 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
   StreamSync& sync = source_.sync();
   data::DataPosition own = claim(ctx);
   if (!final) {
+    // A lost chief away (relaunched, not yet back in the group): no checkpoint until it is.
+    const std::vector<int>& members = sync.members();
+    if (!ctx.chief() && std::find(members.begin(), members.end(), 0) == members.end()) {
+      ctx.progress.message(fmt::format("step {}: no checkpoint: the chief was lost and has not joined the group again "
+                                       "yet",
+                                       ctx.step));
+      return;
+    }
     if (ctx.chief()) {
       const std::optional<data::DataPosition> merged = sync.gather(ctx.step, own);
       if (!merged)

@@ -167,8 +167,9 @@ bool StreamSync::offer(std::int64_t step, const data::DataPosition& offsets) {
   if (dist_.workers == 1) return true;
   dist_.publish(key(fmt::format("pos/{}/{}", step, dist_.worker_index)), encode(offsets));
   std::string which;
+  // A lost chief (allreduce, relaunched) gives way too: the survivors go on without it.
   std::optional<std::string> v = wait_any({key(fmt::format("ckpt/{}", step)), "stream/chief_ending"}, &which,
-                                          [this] { return newer_restore().has_value() || regroup_planned(); });
+                                          [this] { return newer_restore().has_value() || regroup_planned() || lost(0); });
   return v && which != "stream/chief_ending" && *v == "1";
 }
 

@@ -12,6 +12,13 @@ bool ps_chief_rejoins(const config::JobConfig& job) {
   return job.data.stream() && job.strategy.name == config::StrategyName::ps && job_assigns_partitions(job);
 }
 
+bool allreduce_chief_rejoins(const config::JobConfig& job) {
+  return job.data.stream() && job.strategy.name == config::StrategyName::allreduce && job_assigns_partitions(job) &&
+         job.cluster.stream_rejoin;
+}
+
+bool chief_rejoins(const config::JobConfig& job) { return ps_chief_rejoins(job) || allreduce_chief_rejoins(job); }
+
 train::RunSummary train(const train::TrainerOptions& options) {
   const config::JobConfig& job = options.job;
   const config::TrainingConfig& tc = job.training;

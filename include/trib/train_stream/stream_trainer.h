@@ -25,4 +25,12 @@ bool group_rolled_back(const train::Distribution& dist, std::int64_t generation,
 // state, its share at its last applied push), instead of the job restarting whole.
 bool ps_chief_rejoins(const config::JobConfig& job);
 
+// An allreduce stream job whose partitions the job assigns, with cluster.stream_rejoin: its lost
+// chief, relaunched, joins the running group as a relaunched worker does (the survivors go on
+// without it meanwhile, the lowest one leading), instead of the job restarting whole.
+bool allreduce_chief_rejoins(const config::JobConfig& job);
+
+// Either of the above: a lost chief of this stream job is taken back in place.
+bool chief_rejoins(const config::JobConfig& job);
+
 }  // namespace trib::train_stream

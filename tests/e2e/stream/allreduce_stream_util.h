@@ -159,34 +159,40 @@ inline void expect_kept_once(const fs::path& out, const std::string& output, con
   EXPECT_EQ(std::stoll(m[1]), expected) << output;
 }
 
-// Where an allreduce stream group that lost worker 2 of 3 and took its relaunch back went on:
-// lost_at, the step the survivors (workers 0 and 1) went on from after the loss (joined_at when
-// the loss and the join made one group); joined_at, the step the group of 3 went on from.
+// Where an allreduce stream group that lost a worker of 3 (worker 2, or the chief) and took its
+// relaunch back went on: lost_at, the step the survivors went on from after the loss (joined_at
+// when the loss and the join made one group); joined_at, the step the group of 3 went on from.
 struct Rejoined {
   std::int64_t lost_at = -1;
   std::int64_t joined_at = -1;
   std::int64_t join_table = 0;  // how many workers' progress the join went on from (3: the loss's)
 };
 
-// The join of relaunched worker 2 in `texts` (texts[w]: member w's lines; one transcript of the
-// whole job may stand for all three, every line checked names its worker), `all` the whole
-// transcript: the group of 3 of the joiner's generation goes on from one step, the one the
-// joiner starts at, on every member with the same variables (crc32c) and no checkpoint loaded
-// (the old members' Kafka progress of the step before it, at most 1 step undone), the joiner
-// reading partitions 2 and 5 (its share, assigned by the job); the survivors of the loss went
-// on from their own step too, past 2 * `every`.
-inline Rejoined expect_joined_at_group_step(const std::vector<std::string>& texts, const std::string& all, int every) {
+// The join of relaunched worker `joiner` (2, or 0: the chief) in `texts` (texts[w]: member w's
+// lines; one transcript of the whole job may stand for all three, every line checked names its
+// worker), `all` the whole transcript: the group of 3 of the joiner's generation goes on from one
+// step, the one the joiner starts at, on every member with the same variables (crc32c) and no
+// checkpoint loaded (the old members' Kafka progress of the step before it, at most 1 step
+// undone), the joiner reading partitions `joiner` and `joiner` + 3 (its share, assigned by the
+// job); the survivors of the loss (the lowest leading) went on from their own step too, past 2 *
+// `every`.
+inline Rejoined expect_joined_at_group_step(const std::vector<std::string>& texts, const std::string& all, int every,
+                                            int joiner = 2) {
   Rejoined at;
   std::smatch m;
-  if (!std::regex_search(texts[2], m,
-                         std::regex(R"(joined the allreduce group as generation (\d+): rank 2 of 3; starts at step )"
-                                    R"((\d+) with rank \d+'s variables \(crc32c ([0-9a-f]{8})\))"))) {
-    ADD_FAILURE() << "no join of worker 2\n" << all;
+  if (!std::regex_search(texts[joiner], m,
+                         std::regex(fmt::format(R"(joined the allreduce group as generation (\d+): rank {} of 3; starts )"
+                                                R"(at step (\d+) with rank \d+'s variables \(crc32c ([0-9a-f]{{8}})\))",
+                                                joiner)))) {
+    ADD_FAILURE() << "no join of worker " << joiner << "\n" << all;
     return at;
   }
   const std::string generation = m[1], crc = m[3];
   at.joined_at = std::stoll(m[2]);
   std::printf("[ info ] %s\n", m[0].str().c_str());
+  std::vector<int> survivors;
+  for (int w = 0; w < 3; ++w)
+    if (w != joiner) survivors.push_back(w);
   for (int w = 0; w < 3; ++w) {
     SCOPED_TRACE(fmt::format("worker {}", w));
     if (!std::regex_search(
@@ -203,8 +209,8 @@ inline Rejoined expect_joined_at_group_step(const std::vector<std::string>& text
     if (w == 0) at.join_table = std::stoll(m[2]);
     EXPECT_EQ(std::stoll(m[2]), at.join_table) << all;
     EXPECT_EQ(m[3], crc) << "worker " << w << " goes on from the group's variables\n" << all;
-    if (w == 2) {
-      EXPECT_EQ(m[4], "2, 5") << all;
+    if (w == joiner) {
+      EXPECT_EQ(m[4], fmt::format("{}, {}", joiner, joiner + 3)) << all;
       continue;
     }
     // The old members' strategy line: the group of 3 goes back at most the one step a member
@@ -219,12 +225,13 @@ inline Rejoined expect_joined_at_group_step(const std::vector<std::string>& text
     }
     EXPECT_EQ(std::stoll(m[1]), at.joined_at) << all;
     EXPECT_LE(std::stoll(m[2]), 1) << all;
-    if (w == 0) std::printf("[ info ] the join undid %s step(s)\n", m[2].str().c_str());
+    if (w == survivors[0]) std::printf("[ info ] the join undid %s step(s)\n", m[2].str().c_str());
   }
   at.lost_at = at.joined_at;
-  if (std::regex_search(texts[0], m,
-                        std::regex(R"(worker 0: allreduce group \d+ \(workers 0, 1\) goes on from step (\d+) with the )"
-                                   R"(Kafka progress of that step of all 3 workers)"))) {
+  if (std::regex_search(texts[survivors[0]], m,
+                        std::regex(fmt::format(R"(worker {0}: allreduce group \d+ \(workers {0}, {1}\) goes on from step )"
+                                               R"((\d+) with the Kafka progress of that step of all 3 workers)",
+                                               survivors[0], survivors[1])))) {
     at.lost_at = std::stoll(m[1]);
     std::printf("[ info ] %s\n", m[0].str().c_str());
   }
@@ -235,23 +242,24 @@ inline Rejoined expect_joined_at_group_step(const std::vector<std::string>& text
   return at;
 }
 
-// Worker 2 of a 3-worker allreduce stream job (`run`: its run directory) was killed once its
-// step 2 * `every` + 25 was applied and started again, and rejoined: texts[w], member w's lines
-// (the started-again process's for worker 2; or the whole transcript for each), `all` the whole
-// transcript. The join went on from the group's step (expect_joined_at_group_step), and every kept
-// event (all workers' up to the step the survivors went on from, the survivors' up to the join's
-// step, all three's after it) was trained exactly once (expect_kept_once, with the chief's lines
-// in texts[0]).
+// Worker `joiner` (2, or 0: the chief) of a 3-worker allreduce stream job (`run`: its run
+// directory) was killed once its step 2 * `every` + 25 was applied and started again, and
+// rejoined: texts[w], member w's lines (the started-again process's for the joiner; or the whole
+// transcript for each), `all` the whole transcript. The join went on from the group's step
+// (expect_joined_at_group_step), and every kept event (all workers' up to the step the survivors
+// went on from, the survivors' up to the join's step, all three's after it) was trained exactly
+// once (expect_kept_once, with the chief's lines in texts[0]: a relaunched chief's totals line
+// holds the counts it took back from the group).
 inline Rejoined expect_rejoined_once(const fs::path& run, int steps, int every, const std::vector<std::string>& texts,
-                                     const std::string& all) {
-  const Rejoined at = expect_joined_at_group_step(texts, all, every);
+                                     const std::string& all, int joiner = 2) {
+  const Rejoined at = expect_joined_at_group_step(texts, all, every, joiner);
   if (at.lost_at < 0) return at;
   std::map<std::int64_t, int> seen;
-  add_kept_ids(run, 0, steps, seen);
-  add_kept_ids(run, 1, steps, seen);
+  for (int w = 0; w < 3; ++w)
+    if (w != joiner) add_kept_ids(run, w, steps, seen);
   // The lost process's lines after lost_at were not applied by the group; the started-again
   // process's record begins with a second "run" line, then its "rewind" to the join's step.
-  add_kept_ids(run, 2, steps, seen, at.lost_at);
+  add_kept_ids(run, joiner, steps, seen, at.lost_at);
   expect_kept_once(run, texts[0], seen, 3 * at.lost_at + 2 * (at.joined_at - at.lost_at) + 3 * (steps - at.joined_at),
                    steps);
   return at;

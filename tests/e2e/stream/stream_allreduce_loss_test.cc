@@ -80,16 +80,19 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerReformsInPlaceExactlyOnce) {
   fs::remove_all(out);
 }
 
-// The chief (worker 0, which owns the checkpoints and the Kafka commits) is not recovered in
-// place: the whole job restarts from its newest checkpoint, with all 3 workers, exactly once.
-TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefRestartsWholeExactlyOnce) {
+// On the consumer group (data.kafka.assignment: group) the chief (worker 0, which owns the
+// checkpoints and the Kafka commits) is not recovered in place: the whole job restarts from its
+// newest checkpoint, with all 3 workers, exactly once. (With the job assigning the partitions,
+// the default, it is relaunched in place: stream_allreduce_rejoin_test.cc.)
+TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefOnTheConsumerGroupRestartsWholeExactlyOnce) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
   produce_all(broker.bootstrap());
-  const fs::path out = testing::fresh_path("stream", "allreduce-chief");
+  const fs::path out = testing::fresh_path("stream", "allreduce-chief-group");
   const int steps = 600, every = 100;
   KillAtStep kill(out, 0, 2 * every + 25);
-  testing::TribRun r = testing::run_trib(job_args(broker.bootstrap(), out, "allreduce-chief", steps, every),
-                                         std::chrono::seconds(180), kill.on_line());
+  std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-chief-group", steps, every);
+  args.insert(args.end(), {"--set", "data.kafka.assignment=group"});
+  testing::TribRun r = testing::run_trib(args, std::chrono::seconds(180), kill.on_line());
   ASSERT_TRUE(kill.killed()) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("a stream job restarts all its processes from the newest checkpoint when it loses its chief"),

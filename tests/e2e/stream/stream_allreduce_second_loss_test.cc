@@ -73,37 +73,40 @@ TEST(StreamTraining, AnAllreduceJobThatLosesASecondWorkerDuringItsRollbackReform
 }
 
 // 3 workers, every one held after the run's last step (before its final Kafka offsets): kill -9
-// to worker 2 there, after its last exchange. Nobody re-forms (no exchange is left to fail);
-// the chief cannot write the last checkpoint without worker 2's final offsets and fails naming
-// it, and the launcher restarts the job whole from its newest checkpoint (the failure counts as
-// the loss: LocalClusterOptions::lost_process). All 3 workers finish the run; each event once.
-TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerAfterItsLastExchangeRestartsWholeExactlyOnce) {
+// to worker `lost` there, after its last exchange. Nobody re-forms (no exchange is left to fail);
+// the chief cannot write the last checkpoint without its final offsets (worker 2's), or is
+// itself gone (worker 0: its relaunched process has no group to join), and the launcher restarts
+// the job whole from its newest checkpoint (the failure counts as the loss:
+// LocalClusterOptions::lost_process). All 3 workers finish the run; each event once. Returns the
+// run's output.
+std::string lose_after_last_exchange(const std::string& name, int lost) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
   produce_all(broker.bootstrap());
-  const fs::path out = testing::fresh_path("stream", "allreduce-after-last");
+  const fs::path out = testing::fresh_path("stream", name);
   const int steps = 600, every = 100;
   // The job assigns the partitions: no group rebalance runs while the chief closes its
   // consumer. (With the consumer group assigning them, closing during the rebalance for
   // worker 2's expired session could abort inside librdkafka: rd_kafka_cgrp_terminated.)
-  const std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-after-last", steps, every);
-  pid_t worker2 = 0;
+  const std::vector<std::string> args = job_args(broker.bootstrap(), out, name, steps, every);
+  pid_t victim = 0;
   bool killed = false;
+  const std::string held = "TRIB_TEST_FAULT: worker " + std::to_string(lost) + " is held";
   testing::TribRun r = testing::run_trib(
       args, std::chrono::seconds(240),
       [&](const std::string& line, testing::Trib&) {
-        if (worker2 == 0) worker2 = started_pid(line, 2);  // the first incarnation's
-        if (!killed && worker2 != 0 && line.find("TRIB_TEST_FAULT: worker 2 is held") != std::string::npos)
-          killed = ::kill(worker2, SIGKILL) == 0;
+        if (victim == 0) victim = started_pid(line, lost);  // the first incarnation's
+        if (!killed && victim != 0 && line.find(held) != std::string::npos) killed = ::kill(victim, SIGKILL) == 0;
       },
       {{"TRIB_TEST_FAULT", "allreduce-stream-slow-after-last-step:6"}});
-  ASSERT_TRUE(killed) << r.output;
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("worker 2 was lost before handing over its final Kafka offsets"), std::string::npos)
-      << r.output;
+  EXPECT_TRUE(killed) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("restarting the job from its newest checkpoint (1 of"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("restarting the job from its newest checkpoint (2 of"), std::string::npos) << r.output;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(resumed from \S+ckpt-0*(\d+) at step)"))) << r.output;
+  if (!std::regex_search(r.output, m, std::regex(R"(resumed from \S+ckpt-0*(\d+) at step)"))) {
+    ADD_FAILURE() << r.output;
+    return r.output;
+  }
   const std::int64_t checkpoint = std::stoll(m[1]);
   std::printf("[ info ] %s\n", m[0].str().c_str());
   EXPECT_EQ(checkpoint, steps - every) << "the newest checkpoint before the unwritten last one";
@@ -111,6 +114,23 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerAfterItsLastExchangeRestartsW
   for (int w = 0; w < 3; ++w) add_kept_ids(out, w, steps, seen, checkpoint);
   expect_kept_once(out, r.output, seen, 3 * steps, steps);
   fs::remove_all(out);
+  return r.output;
+}
+
+TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerAfterItsLastExchangeRestartsWholeExactlyOnce) {
+  const std::string output = lose_after_last_exchange("allreduce-after-last", 2);
+  EXPECT_NE(output.find("worker 2 was lost before handing over its final Kafka offsets"), std::string::npos) << output;
+}
+
+// The chief lost there (relaunched in place: job-assigned partitions): the survivors have no
+// exchange left to re-form in, so its relaunch finds no place in a running group, fails once
+// cluster.join_timeout_s (60 s) has passed, and the job restarts whole as before.
+TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefAfterItsLastExchangeRestartsWholeExactlyOnce) {
+  const std::string output = lose_after_last_exchange("allreduce-chief-after-last", 0);
+  EXPECT_NE(output.find("local cluster: worker0 relaunched"), std::string::npos) << output;
+  EXPECT_NE(output.find("worker 0: the group's leader gave it no place in the allreduce group within 60 s"),
+            std::string::npos)
+      << output;
 }
 
 }  // namespace

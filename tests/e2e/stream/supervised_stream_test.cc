@@ -8,7 +8,8 @@
 // run, every event trained once. A
 // supervisor that starts worker 2 again has it refused with one line with cluster.stream_rejoin
 // off (the second test), and the run ends the same; with it on, the default, it rejoins the
-// running group (the third).
+// running group (the third). The fourth loses the chief instead: the coordinator waits for it,
+// and the chief started again joins the running group and takes the run back.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -33,19 +34,19 @@ namespace {
 
 const std::string kExample = std::string(TRIB_SOURCE_DIR) + "/examples/stream_fraud.yaml";
 
-// Starts the job's 3 workers (`workers`; `all`: them and the coordinator) and kills worker 2
+// Starts the job's 3 workers (`workers`; `all`: them and the coordinator) and kills worker `lost`
 // (kill -9) once its step 2 * every + 25 has begun, as its own id record says: some steps past
 // checkpoint 200, which the survivors do not go back to.
-void start_and_kill_worker2(SupervisedJob& job, int every, std::vector<std::unique_ptr<Trib>>& workers,
-                            std::vector<Trib*>& all) {
+void start_and_kill(SupervisedJob& job, int every, std::vector<std::unique_ptr<Trib>>& workers,
+                    std::vector<Trib*>& all, int lost = 2) {
   ASSERT_TRUE(job.ready()) << job.coordinator->output();
   for (int w = 0; w < 3; ++w) workers.push_back(job.start("worker", w, "worker" + std::to_string(w)));
   all = {job.coordinator.get(), workers[0].get(), workers[1].get(), workers[2].get()};
-  ASSERT_TRUE(wait_until(all, [&] { return has_step(job.run / "stream_ids" / "worker-2.txt", 2 * every + 25); }, 180s))
-      << transcript(all);
-  workers[2]->signal(SIGKILL);
-  ASSERT_TRUE(wait_exit(*workers[2], 10s, all)) << transcript(all);
-  EXPECT_EQ(workers[2]->exit_code(), 128 + SIGKILL);
+  const fs::path record = job.run / "stream_ids" / ("worker-" + std::to_string(lost) + ".txt");
+  ASSERT_TRUE(wait_until(all, [&] { return has_step(record, 2 * every + 25); }, 180s)) << transcript(all);
+  workers[lost]->signal(SIGKILL);
+  ASSERT_TRUE(wait_exit(*workers[lost], 10s, all)) << transcript(all);
+  EXPECT_EQ(workers[lost]->exit_code(), 128 + SIGKILL);
 }
 
 // Loses worker 2 at its step 225 and checks the job's end; with `started_again`, its supervisor
@@ -65,7 +66,7 @@ void lose_worker2(const std::string& group, bool started_again) {
   SupervisedJob job("supervised_stream", [](const TempDir&) { return kExample; }, overrides);
   std::vector<std::unique_ptr<Trib>> workers;
   std::vector<Trib*> all;
-  start_and_kill_worker2(job, every, workers, all);
+  start_and_kill(job, every, workers, all);
   if (::testing::Test::HasFatalFailure()) return;
   std::unique_ptr<Trib> again;
   if (started_again) {
@@ -134,40 +135,71 @@ TEST(SupervisedStream, AWorkerStartedAgainIsRefusedAndTheSurvivorsStillTrainEver
   lose_worker2("supervised-refused", true);
 }
 
-// With cluster.stream_rejoin on, the default: worker 2, started again by its supervisor with the
-// same command once the coordinator has named the loss, rejoins the running group, which goes on
-// from its own step with it, as under `trib train` (stream_allreduce_rejoin_test.cc).
-// The events arrive live, 100 a second, so that the survivors still train when it is back.
-TEST(SupervisedStream, AWorkerStartedAgainRejoinsTheRunningGroupExactlyOnce) {
+// Worker `lost` killed at its step 225 and started again by its supervisor with the same command
+// once the coordinator's line says `named`; the events arrive live, 100 a second, so that the
+// survivors still train when it is back. Every process still running exits 0, nothing restarts,
+// and the process started again rejoins the running group, every event once
+// (expect_rejoined_once). A chief started again also takes the run back.
+void lose_and_start_again(const std::string& name, int lost, const std::string& named) {
   stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
-  // Live, 100 events a second: the survivors still train when worker 2 is started again.
   std::atomic<bool> stop{false};
   stream::ProduceOptions produce = produce_options(broker.bootstrap());
   produce.rate = 100;
   std::thread producer([&] { stream::produce_events(produce, stop); });
   const int steps = 600, every = 100;
-  std::vector<std::string> overrides = allreduce_stream_overrides(broker.bootstrap(), "supervised-rejoin", steps, every);
+  std::vector<std::string> overrides = allreduce_stream_overrides(broker.bootstrap(), name, steps, every);
   overrides.push_back("cluster.ps=0");  // allreduce: no servers to wait for
-  SupervisedJob job("supervised_stream_rejoin", [](const TempDir&) { return kExample; }, overrides);
+  SupervisedJob job("supervised_stream_" + name, [](const TempDir&) { return kExample; }, overrides);
   std::vector<std::unique_ptr<Trib>> workers;
   std::vector<Trib*> all;
-  start_and_kill_worker2(job, every, workers, all);
-  if (::testing::Test::HasFatalFailure()) return;
-  ASSERT_TRUE(wait_until(all, [&] { return job.coordinator->printed("the job goes on with 2 worker(s)"); }, 30s))
-      << transcript(all);
-  std::unique_ptr<Trib> again = job.start("worker", 2, "worker2 started again");
-  all.push_back(again.get());
-  const std::vector<Trib*> running{job.coordinator.get(), workers[0].get(), workers[1].get(), again.get()};
-  ASSERT_TRUE(wait_until(all, [&] { return all_exited(running); }, 240s)) << transcript(all);
+  start_and_kill(job, every, workers, all, lost);
+  if (::testing::Test::HasFatalFailure()) {
+    stop = true;
+    producer.join();
+    return;
+  }
+  const bool named_it = wait_until(all, [&] { return job.coordinator->printed(named); }, 30s);
+  std::unique_ptr<Trib> again;
+  if (named_it) again = job.start("worker", lost, "worker" + std::to_string(lost) + " started again");
+  if (again) all.push_back(again.get());
+  // The workers by index, the process started again in the lost one's place, and who must exit 0.
+  std::vector<Trib*> members, running{job.coordinator.get()};
+  for (int w = 0; w < 3; ++w) {
+    members.push_back(w == lost && again ? again.get() : workers[w].get());
+    running.push_back(members.back());
+  }
+  const bool ended = named_it && wait_until(all, [&] { return all_exited(running); }, 240s);
   stop = true;
   producer.join();
   const std::string out = transcript(all);
+  ASSERT_TRUE(named_it) << out;
+  ASSERT_TRUE(ended) << out;
   for (Trib* p : running) EXPECT_EQ(p->exit_code(), 0) << p->name() << "\n" << out;
   EXPECT_TRUE(job.coordinator->printed("every worker finished")) << out;
   EXPECT_EQ(out.find("resumed from"), std::string::npos) << out;
-
+  if (lost == 0) {
+    EXPECT_TRUE(job.coordinator->printed("worker 0 (the chief) came back")) << out;
+    EXPECT_TRUE(again->printed("worker 0: relaunched in place of the lost chief; takes the run back at step")) << out;
+  }
   stream_e2e::expect_rejoined_once(job.run, steps, every,
-                                   {workers[0]->output(), workers[1]->output(), again->output()}, out);
+                                   {members[0]->output(), members[1]->output(), members[2]->output()}, out, lost);
+}
+
+// With cluster.stream_rejoin on, the default: worker 2, started again by its supervisor with the
+// same command once the coordinator has named the loss, rejoins the running group, which goes on
+// from its own step with it, as under `trib train` (stream_allreduce_rejoin_test.cc).
+TEST(SupervisedStream, AWorkerStartedAgainRejoinsTheRunningGroupExactlyOnce) {
+  lose_and_start_again("rejoin", 2, "the job goes on with 2 worker(s)");
+}
+
+// The chief (worker 0) killed at its step 225 (issue 12): the coordinator waits for it instead
+// of ending the job, workers 1 and 2 go on without it (worker 1 leading), and the chief its
+// supervisor starts again with the same command joins their running group and takes the run
+// directory back, as under `trib train` (stream_allreduce_rejoin_test.cc): the same checks as
+// for worker 2 (the join at the group's step, no checkpoint loaded), every event once (the new
+// chief's totals line holding the counts it took back), and nothing restarts.
+TEST(SupervisedStream, AnAllreduceStreamJobsChiefStartedAgainRejoinsTheRunningGroupExactlyOnce) {
+  lose_and_start_again("chief", 0, "for worker 0, the chief, to come back");
 }
 
 }  // namespace
