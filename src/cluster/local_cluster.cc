@@ -290,8 +290,10 @@ int run_local_cluster(const LocalClusterOptions& o) {
         continue;
       }
       if (!relaunchable(*c)) {
-        board.print(fmt::format("local cluster: {}; it was evicted, and the job goes on without it",
-                                sup.describe_failure(*c)));
+        // How it ended first (as every other launcher line), then its own last error.
+        const std::string error = board.error_of(c->name());
+        board.print(fmt::format("local cluster: {} (pid {}) {}{}; it was evicted, and the job goes on without it",
+                                c->name(), c->pid(), c->describe_exit(), error.empty() ? "" : " (" + error + ")"));
         // Gone for good: a parameter-server stream job hands its partitions to the others.
         coordinator.store().set(membership_key::given_up(std::stoi(c->name().substr(6))), "1");
         if (c->term_signal() != 0) lost_unrecovered = c->name();
