@@ -99,6 +99,10 @@ Failure ActiveOp::classify(const std::exception& e, int peer) const {
     return {FailureKind::timeout,
             fmt::format("{} did not answer before the deadline of operation {}", core_.describe(peer), op_->seq)};
   }
+  // The connection still looked open but the peer is gone (a race with its close): the same
+  // words as above, whichever of the two noticed first.
+  if (dynamic_cast<const Unavailable*>(&e))
+    return {FailureKind::unavailable, fmt::format("{} is unreachable: {}", core_.describe(peer), reason)};
   return {failure_kind_of(e), fmt::format("{}: {}", core_.describe(peer), reason)};
 }
 
