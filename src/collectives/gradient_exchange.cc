@@ -150,7 +150,7 @@ GradientExchange::Stats GradientExchange::stats() const {
 }
 
 bool GradientExchange::run_when(const std::function<bool()>& ready, const std::function<void()>& op,
-                                const std::function<void()>& done) {
+                                const std::function<void(double seconds)>& done) {
   {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return stopping_ || ready(); });
@@ -174,7 +174,7 @@ bool GradientExchange::run_when(const std::function<bool()>& ready, const std::f
     const double took = std::chrono::duration<double>(Clock::now() - op_began_).count();
     step_comm_seconds_ += took;
     stats_.comm_seconds += took;
-    done();
+    done(took);
     busy_ = false;
   }
   cv_.notify_all();
@@ -187,22 +187,17 @@ void GradientExchange::comm_main() {
     if (share_bytes_ &&
         !run_when([&] { return shared_ready_ == step; },
                   [&] { shared = allgather_bytes(*group_, shared_in_, max_shared_bytes_, shared_slot_); },
-                  [&] {
+                  [&](double) {
                     shared_out_ = std::move(shared);
                     shared_done_ = step;
                   }))
       return;
     for (int item = 0; item < items(); ++item) {
       const auto i = static_cast<std::size_t>(item);
-      Clock::time_point began;
-      if (!run_when([&] { return ready_[i] == step; },
-                    [&] {
-                      began = Clock::now();
-                      run_item(item);
-                    },
-                    [&] {
+      if (!run_when([&] { return ready_[i] == step; }, [&] { run_item(item); },
+                    [&](double took) {
                       done_[i] = step;
-                      stats_.item_seconds[i] += std::chrono::duration<double>(Clock::now() - began).count();
+                      stats_.item_seconds[i] += took;
                     }))
         return;
     }

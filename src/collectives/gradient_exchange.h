@@ -68,9 +68,10 @@ class GradientExchange {
   void run_item(int item);
   void share_locked(std::string bytes);  // share(), with mu_ held
   // On the thread: waits until `ready` (called with mu_ held), runs `op` (busy), then `done`
-  // (with mu_ held). False when stopping, or when `op` failed (its error kept for finish()).
+  // (with mu_ held) with how long `op` took. False when stopping, or when `op` failed (its
+  // error kept for finish()).
   bool run_when(const std::function<bool()>& ready, const std::function<void()>& op,
-                const std::function<void()>& done);
+                const std::function<void(double seconds)>& done);
   using Clock = std::chrono::steady_clock;
 
   std::shared_ptr<Group> group_;

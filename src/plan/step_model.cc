@@ -131,14 +131,13 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
     p.hidden_s = std::min(comm, overlap * b.backprop_fraction * p.compute_s);
     p.step_s = p.compute_s + comm - p.hidden_s;
   }
-  const double hidden = p.hidden_s;
   p.images_per_s = n * static_cast<double>(c.batch) / p.step_s;
   p.efficiency = p.images_per_s / (n * static_cast<double>(c.batch) / compute);
   // Issue 14's bound: perfect overlap on the link's full rate.
   const double nominal = std::max(p.worker_link_s, p.server_link_s) * rate / link.bytes_per_s + latency;
   p.bound_images_per_s = n * static_cast<double>(c.batch) / std::max({compute, nominal});
   // The link whose exposed time costs more than a quarter of the compute names the limit.
-  p.bottleneck = comm - hidden <= 0.25 * p.compute_s         ? "compute"
+  p.bottleneck = comm - p.hidden_s <= 0.25 * p.compute_s         ? "compute"
                  : p.server_link_s > p.worker_link_s ? "server_link"
                                                      : "worker_link";
   return p;
