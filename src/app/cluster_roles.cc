@@ -18,6 +18,7 @@
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
 #include "trib/cluster/membership_keys.h"
+#include "trib/data/dataset_cursor.h"
 #include "app/net_log.h"
 #include "app/pipeline_role.h"
 #include "app/ps_metrics.h"
@@ -53,12 +54,21 @@ net::NetOptions net_options(const config::JobConfig& job) {
 
 namespace {
 
-// A stream job whose partitions the job assigns: a push's cursor is the worker's applied Kafka
-// progress, which only grows, so cursors compare and merge (a push its server applied already,
-// replayed by a worker relaunched at an older server's cursor, is acknowledged only).
+// Where a worker's cursors only grow, they compare and merge: a push its server applied
+// already, replayed by a worker relaunched at an older server's cursor, is acknowledged only.
+// A stream job whose partitions the job assigns: the cursor is the worker's applied Kafka
+// progress. A file job in fixed shards: its place in its shard of the epoch (dataset_cursor.h).
+// Not under data.assignment: dynamic (server 0 hands a lost worker's unread chunks to others)
+// nor averaging (a push is the worker's parameters, not a batch).
 ps::DataCursors data_cursors(const config::JobConfig& job) {
-  if (!train_stream::ps_chief_rejoins(job)) return {};
-  return {stream::cursor_covers, stream::merge_cursors};
+  if (job.data.stream()) {
+    if (!train_stream::ps_chief_rejoins(job)) return {};
+    return {stream::cursor_covers, stream::merge_cursors};
+  }
+  if (job.strategy.name != config::StrategyName::ps || job.data.assignment == "dynamic" ||
+      job.strategy.mode == config::PsMode::averaging)
+    return {};
+  return {data::dataset_cursor_covers, data::dataset_cursor_merge};
 }
 
 std::shared_ptr<net::Transport> transport_for(const std::string& role, const RoleArgs& args, const net::NetOptions& o,
