@@ -488,7 +488,7 @@ net::Message PsServer::push(const net::Message& m, const proto::Body& body, cons
     case Mode::averaging: {
       const bool late = o_.mode == Mode::sync ? h.step - start_step_ < version_  // applied without it
                                               : h.step < round_;
-      if (late) {
+      if (late && !late_replay_locked(body)) {
         stats_.dropped_late++;
         break;
       }
@@ -497,9 +497,14 @@ net::Message PsServer::push(const net::Message& m, const proto::Body& body, cons
       float* acc = accumulator_.data<float>();
       for (std::int64_t i = 0; i < flat_elements_; ++i) acc[i] += g[i];
       ++contributions_;
-      contributed_[h.worker] = true;
+      // A late replay is a batch more in the round open now, not the worker's part of it.
+      if (!late) contributed_[h.worker] = true;
       keep_cursor_locked(h.worker, body.text);
       note_data_progress_locked(h.worker, body.text);
+      if (late) {  // the open round's step and rate stay its workers'
+        complete_round(round_step_, last_lr_);
+        break;
+      }
       last_lr_ = lr;
       round_step_ = h.step;
       complete_round(h.step, lr);

@@ -40,6 +40,23 @@ bool PsServer::replayed_locked(const proto::Body& body) {
   return true;
 }
 
+bool PsServer::late_replay_locked(const proto::Body& body) {
+  const proto::Header& h = body.header;
+  if (o_.mode != Mode::sync || !o_.cursors || (h.flags & proto::kFlagReplay) == 0) return false;
+  // Re-admitted while a round was open here, the worker counts from the next one, so its
+  // first push can come after the round it names closed. Its batch is one this server lacks
+  // (replayed_locked found the cursor not covered): dropped, it would never be applied here.
+  // Added to the round open now, it is applied once, computed on values one round older.
+  stats_.late_replays++;
+  if (!late_replay_said_ && log_) {
+    late_replay_said_ = true;
+    log_(fmt::format("ps {}: worker {}'s replayed push of step {} came after that round closed here without it; "
+                     "its batch, which this server lacks, is added to the round open now (step {})",
+                     o_.index, h.worker, h.step, start_step_ + version_));
+  }
+  return true;
+}
+
 void PsServer::keep_cursor_locked(int worker, const std::string& cursor) {
   if (cursor.empty()) return;
   // Merged: after a replay in another order (a shuffle buffer), what this server applied is

@@ -52,7 +52,13 @@ enum Flags : std::uint16_t {
   // pull (a plain read, step -1): the data cursor of the worker the request's text names (one
   // gone for good, whose data the others take) and its resume step, at once, without values.
   kFlagCursorOf = 1u << 5,
-  kKnownFlags = kFlagReply | kFlagReady | kFlagNonFinite | kFlagSkipped | kFlagRolledBack | kFlagCursorOf,
+  // push: the first of a worker relaunched after it was lost between its pushes of one step to
+  // several servers: its batch, read again from the oldest server's cursor, which the servers
+  // that lacked it must apply even where its round closed without the worker (sync: added to
+  // the round open there; ps_server_replay.cc).
+  kFlagReplay = 1u << 6,
+  kKnownFlags =
+      kFlagReply | kFlagReady | kFlagNonFinite | kFlagSkipped | kFlagRolledBack | kFlagCursorOf | kFlagReplay,
 };
 
 // Host-side image of the fixed header.

@@ -21,7 +21,7 @@ std::string stats_to_json(const PsStats& s) {
               {k::kWorkersTraining, s.workers_training}, {k::kWorkersAway, s.workers_away},
               {k::kRollbacks, s.rollbacks}, {k::kRolledBackRequests, s.rolled_back_requests},
               {k::kForwarded, s.forwarded}, {k::kDuplicatePushes, s.duplicate_pushes}, {k::kTakeovers, s.takeovers},
-              {k::kReplayedPushes, s.replayed_pushes}}
+              {k::kReplayedPushes, s.replayed_pushes}, {k::kLateReplays, s.late_replays}}
       .dump();
 }
 
@@ -55,6 +55,7 @@ PsStats stats_from_json(const std::string& text, const std::string& source) {
     s.duplicate_pushes = j.value(k::kDuplicatePushes, std::uint64_t{0});
     s.takeovers = j.value(k::kTakeovers, std::uint64_t{0});
     s.replayed_pushes = j.value(k::kReplayedPushes, std::uint64_t{0});
+    s.late_replays = j.value(k::kLateReplays, std::uint64_t{0});
   } catch (const json::exception& e) {
     throw InvalidArgument(fmt::format("{}: malformed stats reply: {}", source, e.what()));
   }

@@ -33,6 +33,7 @@ inline constexpr const char* kForwarded = "forwarded";
 inline constexpr const char* kDuplicatePushes = "duplicate_pushes";
 inline constexpr const char* kTakeovers = "takeovers";
 inline constexpr const char* kReplayedPushes = "replayed_pushes";
+inline constexpr const char* kLateReplays = "late_replays";
 
 }  // namespace trib::ps::stats_key
 

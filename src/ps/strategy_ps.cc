@@ -90,6 +90,7 @@ net::Message PsUpdate::push_message(int ps, std::int64_t step, const std::vector
   body.header.step = step;
   body.header.version_seen = versions_[ps];
   body.text = cursor_;
+  if (step == replay_step_) body.header.flags |= proto::kFlagReplay;
   body.header.seq = failover_->next_seq(ps);
   proto::set_lr(body.header, o_.schedule->lr(step));
   const PushPacking packing{&slices_[ps], &o_.variables, &gradient_of_[ps], o_.mode == Mode::sync, pool_.get()};
@@ -244,6 +245,7 @@ PsUpdate::Pulled PsUpdate::resume_point(const std::vector<Pulled>& got) const {
     split = true;
     if (g.cursor.empty() || (!out.cursor.empty() && o_.cursors.covers(out.cursor, g.cursor))) out.cursor = g.cursor;
   }
+  out.split = split;
   if (split && o_.log)
     o_.log(fmt::format("worker {}: its last push reached some servers and not every other: its data resumes at the "
                        "oldest server's cursor, and the servers that applied that push acknowledge it again without "
@@ -311,6 +313,7 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
     }
   }
   const std::int64_t resume = read.step;
+  if (read.split) replay_step_ = resume;  // its first push replays the batch some servers lack
   if (!read.cursor.empty()) resume_cursor_ = std::move(read.cursor);
   // A relaunched worker (resuming past step 0) or a joiner (an index beyond the job's
   // starting workers) says what it starts from; the servers log the same checksum.
@@ -561,6 +564,8 @@ void PsUpdate::finish_once() {
                          s.forwarded, s.takeovers, s.duplicate_pushes);
     if (s.replayed_pushes > 0)  // a worker lost between its pushes to the servers (ps_server_replay.cc)
       out += fmt::format(", {} replayed push(es) acknowledged without applying them", s.replayed_pushes);
+    if (s.late_replays > 0)  // sync: such a replay, late where its batch was lacking (ps_server_replay.cc)
+      out += fmt::format(", {} late replayed push(es) added to a later round", s.late_replays);
     if (s.data_total > 0)
       out += fmt::format("; data: {} of {} batches applied, {} handed back by departed workers", s.data_applied,
                          s.data_total, s.data_returned);

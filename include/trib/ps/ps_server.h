@@ -113,6 +113,9 @@ struct PsStats {
   // PsServerOptions::cursors: pushes acknowledged without being applied, their batch already
   // applied here (a relaunched worker's replay of a push that reached this server only).
   std::uint64_t replayed_pushes = 0;
+  // Sync: such replays that came after their round closed here, their batch lacking here, added
+  // to the round open then instead of being dropped as late.
+  std::uint64_t late_replays = 0;
   std::uint64_t workers_lost = 0, workers_readmitted = 0, workers_joined = 0;
   // Now, not counters: workers still training (not done, not lost), and lost ones not back.
   std::uint64_t workers_training = 0, workers_away = 0;
@@ -215,6 +218,10 @@ class PsServer {
   // and in sync mode takes it as the worker's part of the round, with nothing added
   // (ps_server_replay.cc).
   bool replayed_locked(const proto::Body& body);
+  // Under mu_, sync: whether late push `body` (its round closed here without it) is a replay
+  // (kFlagReplay) of a batch this server lacks, to be added to the round open now rather than
+  // dropped (one line the first time; ps_server_replay.cc).
+  bool late_replay_locked(const proto::Body& body);
   // Under mu_: `cursor`, from a push being applied, is what `worker` resumes at (merged with
   // the kept one where cursors merge: what this server applied of it, whatever the order).
   void keep_cursor_locked(int worker, const std::string& cursor);
@@ -295,6 +302,7 @@ class PsServer {
   std::int64_t round_ = 0;
   PsStats stats_;
   bool replay_said_ = false;  // the first replayed push was logged
+  bool late_replay_said_ = false;  // the first late replay added to a later round was logged
   std::shared_ptr<PoolAllocator> pool_;  // pull snapshots
   // Checkpoints travel over the connection, so the servers need no shared filesystem
   // (docs/checkpoint_format.md): a save snapshots the state at part 0 and hands it out one

@@ -121,6 +121,7 @@ class PsUpdate final : public update::UpdateStrategy {
     std::int64_t step = 0;  // the server's start step (a plain read: where this worker resumes)
     bool skipped = false;   // sync: the round was skipped (a worker's gradients were not finite)
     std::string cursor;     // a plain read: the data cursor of this worker's last applied push
+    bool split = false;     // resume_point: the servers' cursors differed (a push that reached some)
   };
   Pulled pull(int ps, std::int64_t step, VariableStore& vars);
   Pulled pull(int ps, std::int64_t step, VariableStore& vars, std::chrono::steady_clock::time_point deadline);
@@ -201,6 +202,9 @@ class PsUpdate final : public update::UpdateStrategy {
   int consecutive_skips_ = 0;
   std::string cursor_;  // sent with each push (set_data_cursor)
   std::optional<std::string> resume_cursor_;
+  // The step whose push replays a batch some servers applied already (the first after a
+  // relaunch between pushes: resume_point's split), flagged kFlagReplay; -1: none.
+  std::int64_t replay_step_ = -1;
   VariableStore* vars_ = nullptr;  // the training loop's (start() to finish()): the chief's final pull
   // Recovery (ps_recovery.h). The generation of the last restore this worker rewound to.
   std::int64_t restart_generation_ = 0;

@@ -19,6 +19,7 @@ struct Request {
   std::uint32_t wait_ms = 0;
   std::int64_t generation = 0;
   std::uint32_t seq = 0;  // push: its sequence number (strategy.ps_replicas)
+  std::uint16_t flags = 0;
   std::vector<proto::SparseEntry> sparse;
   std::vector<std::int64_t> ids;
   std::string text;
@@ -30,6 +31,7 @@ struct Request {
     b.header.wait_ms = wait_ms;
     b.header.generation = generation;
     b.header.seq = seq;
+    b.header.flags = flags;
     proto::set_lr(b.header, lr);
     b.sparse = sparse;
     if (!ids.empty()) b.ids = Tensor::from_vector(Shape{static_cast<std::int64_t>(ids.size())}, ids);

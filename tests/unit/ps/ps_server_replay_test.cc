@@ -33,10 +33,14 @@ struct ReplayServer {
   net::Message send(const Request& r, Tensor t = {}) {
     return server.handle(r.message(std::move(t)), net::PeerIdentity{"worker", r.worker, fmt::format("127.0.0.1:{}", r.worker + 1)});
   }
-  // A push of gradient `value` everywhere, carrying cursor `cursor`.
-  void push(int worker, std::int64_t step, float value, const std::string& cursor) {
+  // A push of gradient `value` everywhere, carrying cursor `cursor` (`flags`: kFlagReplay), from
+  // the worker's incarnation `generation`.
+  void push(int worker, std::int64_t step, float value, const std::string& cursor, std::uint16_t flags = 0,
+            std::int64_t generation = 0) {
     Request r(proto::Type::push, worker, step);
     r.text = cursor;
+    r.flags = flags;
+    r.generation = generation;
     send(r, Tensor::full(Shape{4}, value));
   }
   // The first value a pull for `step` returns, or nothing while the mode says wait.
@@ -99,6 +103,35 @@ TEST(PsServerReplay, ASyncRoundKeepsALostWorkersContributionAndWaitsForTheSurviv
   s.push(0, 0, 4.0f, "1");
   EXPECT_EQ(s.pull(0, 1), -3.0f) << "both batches, averaged";
   EXPECT_EQ(s.server.stats().dropped_late, 0u);
+}
+
+// The server that lacked the batch of a worker lost between its pushes: the round of that
+// step closed here without it, so the relaunched worker's replay is late. Flagged as a replay
+// (kFlagReplay) and not covered here, it is added to the round open now, beside the others'
+// batches, instead of being dropped as late; a late push not so flagged is dropped as before.
+TEST(PsServerReplay, ASyncReplayLateWhereItsBatchIsLackingIsAddedToTheOpenRound) {
+  ReplayServer s(Mode::sync);
+  s.push(0, 0, 1.0f, "1");
+  s.push(1, 0, 1.0f, "1");  // round 0: -1
+  s.server.worker_lost(1, 1);
+  s.push(0, 1, 2.0f, "2");  // round 1 closes with worker 0 alone: -3
+  EXPECT_EQ(s.pull(0, 2), -3.0f);
+  s.server.worker_joined(1, 2);                     // relaunched: counted from round 2
+  s.push(1, 1, 6.0f, "2", proto::kFlagReplay, 2);  // its replay of step 1, whose round closed
+  EXPECT_EQ(s.server.stats().dropped_late, 0u);
+  EXPECT_EQ(s.server.stats().late_replays, 1u);
+  Request of(proto::Type::pull, 0, -1);
+  of.flags = proto::kFlagCursorOf;
+  of.text = "1";
+  EXPECT_EQ(proto::decode(s.send(of).body).text, "2") << "the batch counts as applied here";
+  s.push(0, 2, 3.0f, "3");
+  EXPECT_FALSE(s.pull(0, 3)) << "the replay is not worker 1's part of round 2";
+  s.push(1, 2, 3.0f, "3", 0, 2);
+  EXPECT_EQ(s.pull(0, 3), -7.0f) << "round 2: both workers' batches and the replayed one, averaged";
+  EXPECT_EQ(s.server.stats().applied, 3u);
+  s.push(1, 1, 6.0f, "4", 0, 2);  // late, not a replay: dropped
+  EXPECT_EQ(s.server.stats().dropped_late, 1u);
+  EXPECT_EQ(s.server.stats().late_replays, 1u);
 }
 
 TEST(PsServerReplay, ARoundWithOnlyAReplayLeftClosesApplyingNothing) {
