@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,11 @@ std::string lose_after_last_exchange(const std::string& name, int lost) {
       },
       {{"TRIB_TEST_FAULT", "allreduce-stream-slow-after-last-step:6"}});
   EXPECT_TRUE(killed) << r.output;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("last exchange") != std::string::npos || line.find("run ended") != std::string::npos ||
+        line.find("relaunched (pid") != std::string::npos)
+      std::printf("[ info ] %s\n", line.c_str());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("resumed from"), std::string::npos) << r.output;
