@@ -300,8 +300,7 @@ void StreamHooks::on_rewind(train::LoopContext& ctx, const update::Rewind& rewin
 
 std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, const update::Rollback& rollback) {
   const std::int64_t steps = ctx.job.training.steps;
-  if (!rollback.group_cursors.empty() && ctx.chief() && steps > 0 && rollback.step >= steps)
-    return take_end_of_run(ctx, rollback);
+  if (!rollback.group_cursors.empty() && steps > 0 && rollback.step >= steps) return take_end_of_run(ctx, rollback);
   if (!rollback.group_cursors.empty()) return regroup_from_cursors(ctx, rollback);
   const train::Distribution& dist = ctx.distribution;
   if (shares_cursors_)
@@ -390,22 +389,6 @@ void StreamHooks::rewind_group(train::LoopContext& ctx, const data::DataPosition
     ctx.progress.message(fmt::format("worker {}: a member of allreduce group {} was lost during its rollback; the "
                                      "group re-forms again at its next exchange",
                                      ctx.distribution.worker_index, generation));
-}
-
-std::int64_t StreamHooks::take_end_of_run(train::LoopContext& ctx, const update::Rollback& rollback) {
-  // Every member applied every step, the last one included: their cursors of it are the run's
-  // final progress and counts, exactly what they would hand over. Nothing is read any more, so
-  // nobody rewinds (the others wait at the last checkpoint's barrier).
-  data::DataPosition merged;
-  for (const std::string& cursor : rollback.group_cursors) stream::merge_claims(merged, data::DataPosition::parse(cursor));
-  end_of_run_ = kafka_fields(merged);
-  take_back(ctx, merged, rollback.step);
-  regrouped_from_ = stream::progress_fields(merged);
-  ctx.progress.message(fmt::format("worker 0: took the final state from the group after the run's last step: the last "
-                                   "checkpoint holds the Kafka progress and counts of step {} of all {} workers, shared "
-                                   "in their last exchange, variables crc32c {:08x}",
-                                   rollback.step, rollback.group_cursors.size(), update::variables_crc32c(ctx.vars)));
-  return rollback.step;
 }
 
 std::int64_t StreamHooks::regroup_from_cursors(train::LoopContext& ctx, const update::Rollback& rollback) {
@@ -530,36 +513,13 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
     summarize(ctx, merged);
     return;
   }
+  if (!end_of_run_.fields().empty()) own = end_of_run_;  // joined at the run's end (take_end_of_run)
   for (;;) {
     if (std::optional<AnnouncedRestore> r = sync.newer_restore()) own = adopt_after_end(ctx, *r);
     if (sync.final_offsets(own)) break;
     if (sync.chief_lost()) hand_over_end(ctx);
   }
   source_.kafka().commit(own);
-}
-
-void StreamHooks::hand_over_end(train::LoopContext& ctx) {
-  const int w = ctx.distribution.worker_index;
-  ctx.progress.message(fmt::format("worker {}: the chief was lost after the run's last exchange, before the last "
-                                   "checkpoint: its relaunched process takes the final state (variables, optimizer "
-                                   "state, every member's Kafka progress and counts of step {}) from the group",
-                                   w, ctx.step));
-  TRIB_CHECK(ctx.update.hand_over_after_end(), Unavailable,
-             "worker {}: the chief was lost after the run's last step, and no relaunched chief took the final state",
-             w);
-  ctx.progress.message(fmt::format("worker {}: the relaunched chief took the final state; it writes the last checkpoint",
-                                   w));
-}
-
-std::optional<data::DataPosition> StreamHooks::last_step_cursor(const train::LoopContext& ctx, int w) const {
-  // The last step's table, in the ranks of the group that applied it: the members' order.
-  const std::vector<std::string> table = ctx.update.group_cursors_of(ctx.step - 1);
-  const std::vector<int>& members = source_.sync().members();
-  const auto it = std::find(members.begin(), members.end(), w);
-  if (table.size() != members.size() || it == members.end()) return std::nullopt;
-  const std::string& cursor = table[static_cast<std::size_t>(it - members.begin())];
-  if (cursor.empty()) return std::nullopt;
-  return data::DataPosition::parse(cursor);
 }
 
 void StreamHooks::on_end(train::LoopContext& ctx) {

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -161,6 +162,60 @@ TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefAfterItsLastExchangeHandsItT
       << output;
   std::printf("[ info ] %s\n", m[0].str().c_str());
   EXPECT_EQ(m[1], crc) << output;
+}
+
+// A second loss while the chief is away at the run's end: 3 workers held after the last step
+// (TRIB_TEST_FAULT=allreduce-stream-end-chief-join-held:6), kill -9 to the chief there; once
+// worker 2 says it hands the relaunched chief the final state, kill -9 to worker 2 too, and only
+// then may the chief's relaunch ask to join (the fault holds it until the test's marker file).
+// What must hold: worker 1 re-forms without both (its table still holds all 3 workers' cursors
+// of the last step) and hands the relaunched chief the final state; nothing restarts; the last
+// checkpoint holds every event of the 3 workers' 600 steps, each applied exactly once, and so do
+// the totals. Worker 2's relaunch, if it comes in time, joins at the run's end too and leaves.
+TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerWhileItsChiefIsAwayAtTheRunsEndHandsTheChiefTheFinalStateExactlyOnce) {
+  stream::MockBroker broker({.brokers = 1, .topics = {{"transactions", 6}}});
+  produce_all(broker.bootstrap());
+  const fs::path out = testing::fresh_path("stream", "allreduce-end-second-loss");
+  const int steps = 600, every = 100;
+  const std::vector<std::string> args = job_args(broker.bootstrap(), out, "allreduce-end-second-loss", steps, every);
+  pid_t chief = 0, worker2 = 0;
+  bool chief_killed = false, worker2_killed = false;
+  testing::TribRun r = testing::run_trib(
+      args, std::chrono::seconds(240),
+      [&](const std::string& line, testing::Trib&) {
+        if (chief == 0) chief = started_pid(line, 0);
+        if (worker2 == 0) worker2 = started_pid(line, 2);
+        if (!chief_killed && chief != 0 && line.find("TRIB_TEST_FAULT: worker 0 is held") != std::string::npos)
+          chief_killed = ::kill(chief, SIGKILL) == 0;
+        if (chief_killed && !worker2_killed && worker2 != 0 &&
+            line.find("worker 2: the chief was lost after the run's last exchange") != std::string::npos) {
+          worker2_killed = ::kill(worker2, SIGKILL) == 0;
+          std::ofstream(out / "test-release-chief-join") << "1\n";
+        }
+      },
+      {{"TRIB_TEST_FAULT", "allreduce-stream-end-chief-join-held:6"}});
+  ASSERT_TRUE(chief_killed) << r.output;
+  ASSERT_TRUE(worker2_killed) << r.output;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("last exchange") != std::string::npos || line.find("final state") != std::string::npos ||
+        line.find("relaunched (pid") != std::string::npos || line.find("allreduce group generation") != std::string::npos)
+      std::printf("[ info ] %s\n", line.c_str());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("resumed from"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("rolled back to checkpoint"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("worker 1: the relaunched chief took the final state"), std::string::npos) << r.output;
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(r.output, m,
+                                std::regex(R"(worker 0: took the final state from the group after the run's last step: )"
+                                           R"(the last checkpoint holds the Kafka progress and counts of step 600 of all 3 )"
+                                           R"(workers)")))
+      << r.output;
+  std::map<std::int64_t, int> seen;
+  for (int w = 0; w < 3; ++w) add_kept_ids(out, w, steps, seen, steps);
+  expect_kept_once(out, r.output, seen, 3 * steps, steps);
+  fs::remove_all(out);
 }
 
 }  // namespace
