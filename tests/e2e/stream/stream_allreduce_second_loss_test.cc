@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -74,6 +75,14 @@ TEST(StreamTraining, AnAllreduceJobThatLosesASecondWorkerDuringItsRollbackReform
   fs::remove_all(out);
 }
 
+// Prints the lines of `output` that hold any of `phrases` (the lines a run's end is read by).
+void print_lines_with(const std::string& output, const std::vector<std::string>& phrases) {
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);)
+    if (std::any_of(phrases.begin(), phrases.end(), [&](const std::string& p) { return line.find(p) != std::string::npos; }))
+      std::printf("[ info ] %s\n", line.c_str());
+}
+
 // 3 workers, every one held after the run's last step (before its final Kafka offsets): kill -9
 // to worker `lost` there, after its last exchange. Nobody re-forms (no exchange is left to
 // fail), and nothing restarts: every member applied every step, and the group shared every
@@ -101,11 +110,7 @@ std::string lose_after_last_exchange(const std::string& name, int lost) {
       },
       {{"TRIB_TEST_FAULT", "allreduce-stream-slow-after-last-step:6"}});
   EXPECT_TRUE(killed) << r.output;
-  std::istringstream lines(r.output);
-  for (std::string line; std::getline(lines, line);)
-    if (line.find("last exchange") != std::string::npos || line.find("run ended") != std::string::npos ||
-        line.find("relaunched (pid") != std::string::npos)
-      std::printf("[ info ] %s\n", line.c_str());
+  print_lines_with(r.output, {"last exchange", "run ended", "relaunched (pid"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("resumed from"), std::string::npos) << r.output;
@@ -196,11 +201,7 @@ TEST(StreamTraining, AnAllreduceJobThatLosesAWorkerWhileItsChiefIsAwayAtTheRunsE
       {{"TRIB_TEST_FAULT", "allreduce-stream-end-chief-join-held:6"}});
   ASSERT_TRUE(chief_killed) << r.output;
   ASSERT_TRUE(worker2_killed) << r.output;
-  std::istringstream lines(r.output);
-  for (std::string line; std::getline(lines, line);)
-    if (line.find("last exchange") != std::string::npos || line.find("final state") != std::string::npos ||
-        line.find("relaunched (pid") != std::string::npos || line.find("allreduce group generation") != std::string::npos)
-      std::printf("[ info ] %s\n", line.c_str());
+  print_lines_with(r.output, {"last exchange", "final state", "run ended", "relaunched (pid", "allreduce group generation"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("restarting the job"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("resumed from"), std::string::npos) << r.output;
