@@ -104,8 +104,9 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   // differs fails naming the variable and both shapes.
   void broadcast_variables(VariableStore& vars);
   // Stops the communication thread and drops this strategy's hold on the group (the rank
-  // leaves cleanly once nothing else holds it); first, with options.await_rejoin, hands the
-  // final state to each member it gives, until it gives none.
+  // leaves cleanly once nothing else holds it; with options.await_relaunched_chief it is kept
+  // for hand_over_after_end() until the strategy goes); first, with options.await_rejoin, hands
+  // the final state to each member it gives, until it gives none.
   void finish() override;
   // After finish(), with options.await_relaunched_chief: hands the final state (variables,
   // optimizer state, every member's cursor of the last step) to the relaunched chief of each
