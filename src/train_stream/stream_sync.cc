@@ -17,6 +17,12 @@ namespace trib::train_stream {
 
 namespace {
 
+// Set by the chief once it takes no more steps (ending()); not scoped.
+constexpr const char* kChiefEndingKey = "stream/chief_ending";
+// Set by the chief with the last checkpoint (published_final()), also unscoped: a relaunched
+// chief that took the final state from the group writes it in a scope of its own.
+constexpr const char* kFinalWrittenKey = "stream/final_written";
+
 // Store values are text: a position travels in its manifest form (training_state.h), whose
 // reader validates it.
 std::string encode(const data::DataPosition& p) { return train::data_position_to_json(p).dump(); }
@@ -95,6 +101,10 @@ bool group_rolled_back(const train::Distribution& dist, std::int64_t generation,
   });
 }
 
+bool chief_past_last_step(const train::Distribution& dist) {
+  return dist.lookup && dist.lookup(kChiefEndingKey).has_value();
+}
+
 std::optional<AnnouncedRestore> StreamSync::newer_restore() const {
   std::optional<AnnouncedRestore> r = announced_restore();
   if (!r || r->generation <= scope_) return std::nullopt;
@@ -168,9 +178,9 @@ bool StreamSync::offer(std::int64_t step, const data::DataPosition& offsets) {
   dist_.publish(key(fmt::format("pos/{}/{}", step, dist_.worker_index)), encode(offsets));
   std::string which;
   // A lost chief (allreduce, relaunched) gives way too: the survivors go on without it.
-  std::optional<std::string> v = wait_any({key(fmt::format("ckpt/{}", step)), "stream/chief_ending"}, &which,
+  std::optional<std::string> v = wait_any({key(fmt::format("ckpt/{}", step)), kChiefEndingKey}, &which,
                                           [this] { return newer_restore().has_value() || regroup_planned() || lost(0); });
-  return v && which != "stream/chief_ending" && *v == "1";
+  return v && which != kChiefEndingKey && *v == "1";
 }
 
 std::optional<data::DataPosition> StreamSync::gather(std::int64_t step, const data::DataPosition& own) {
@@ -193,28 +203,45 @@ void StreamSync::published(std::int64_t step, bool written) {
 bool StreamSync::final_offsets(const data::DataPosition& offsets) {
   if (dist_.workers == 1) return true;
   dist_.publish(key(fmt::format("final/{}", dist_.worker_index)), encode(offsets));
-  return wait_any({key("ckpt/final")}, nullptr, [this] { return newer_restore().has_value(); }).has_value();
+  // A chief lost meanwhile (after the run's last exchange) gives way too: its relaunched
+  // process takes the final state from this group (StreamHooks), then writes the checkpoint.
+  return wait_any({key("ckpt/final"), kFinalWrittenKey}, nullptr,
+                  [this] { return newer_restore().has_value() || chief_lost(); })
+      .has_value();
 }
 
 void StreamSync::published_final() {
-  if (dist_.workers > 1) dist_.publish(key("ckpt/final"), "1");
+  if (dist_.workers == 1) return;
+  dist_.publish(key("ckpt/final"), "1");
+  dist_.publish(kFinalWrittenKey, "1");
 }
 
 void StreamSync::ending() {
-  if (dist_.workers > 1) dist_.publish("stream/chief_ending", "1");
+  if (dist_.workers > 1) dist_.publish(kChiefEndingKey, "1");
 }
 
-data::DataPosition StreamSync::gather_final(const data::DataPosition& own) {
+data::DataPosition StreamSync::gather_final(const data::DataPosition& own,
+                                            const std::function<std::optional<data::DataPosition>(int)>& last_cursor,
+                                            std::vector<int>* taken) {
   ending();  // already said by the chief's last step; a caller that skipped it must not hang
   data::DataPosition merged = kafka_fields(own);
   for (int w : members_) {
     if (w == dist_.worker_index) continue;
-    // A worker lost after its last exchange: nobody re-forms the group, and its final offsets
-    // never come. The chief fails instead, and the job restarts from its newest checkpoint.
     std::optional<std::string> v = wait_for_worker(w, {key(fmt::format("final/{}", w))}, [this, w] { return lost(w); });
-    TRIB_CHECK(v.has_value(), Unavailable,
-               "worker {} was lost before handing over its final Kafka offsets: the last checkpoint cannot hold them", w);
-    merge_newest(merged, decode(*v));
+    if (v) {
+      merge_newest(merged, decode(*v));
+      continue;
+    }
+    // A worker lost after its last exchange: nobody re-forms the group, and its final offsets
+    // never come. Every member applied every step, the last one included, so its cursor of the
+    // last step (the group shares them each step) is exactly what it would have handed over.
+    std::optional<data::DataPosition> at = last_cursor ? last_cursor(w) : std::nullopt;
+    TRIB_CHECK(at.has_value(), Unavailable,
+               "worker {} was lost before handing over its final Kafka offsets, and the group kept no cursor of its "
+               "last step: the last checkpoint cannot hold them",
+               w);
+    merge_newest(merged, kafka_fields(*at));
+    if (taken) taken->push_back(w);
   }
   return merged;
 }

@@ -126,13 +126,22 @@ class StreamSync {
 
   // Non-chief at its end: hands over its final offsets and waits for the last checkpoint.
   // Returns true once it is published (the caller may then commit to Kafka); false when a
-  // restore newer than this scope was announced first (the caller adopts it: newer_restore).
+  // restore newer than this scope was announced first (the caller adopts it: newer_restore),
+  // or the chief was lost (allreduce: chief_lost(); the caller hands its relaunched process the
+  // final state, then hands over again).
   bool final_offsets(const data::DataPosition& offsets);
+  // Allreduce: whether the chief of this worker's group was lost (relaunched since, or gone).
+  bool chief_lost() const { return !dist_.chief() && lost(0); }
   // Chief, once it takes no more steps: no periodic checkpoint comes any more (offer returns
   // false from here on). Idempotent.
   void ending();
-  // Chief at its end, after ending(): every worker's final offsets merged with its own.
-  data::DataPosition gather_final(const data::DataPosition& own);
+  // Chief at its end, after ending(): every worker's final offsets merged with its own. A
+  // worker lost before handing them over (after the run's last exchange: nobody re-forms) is
+  // taken at `last_cursor` (its cursor of the last step, as the group shared it), and named in
+  // `taken`; Unavailable where that gives none.
+  data::DataPosition gather_final(const data::DataPosition& own,
+                                  const std::function<std::optional<data::DataPosition>(int)>& last_cursor = {},
+                                  std::vector<int>* taken = nullptr);
   // Chief, after publishing the last checkpoint.
   void published_final();
 
