@@ -10,10 +10,12 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -150,9 +152,29 @@ TEST(StreamTraining, AParameterServerWorkerNeverRelaunchedHandsItsPartitionsToTh
   fs::remove_all(out);
 }
 
+// The ids worker `w`'s `run`-th process (1: the first) applied, from its record.
+std::vector<std::int64_t> ids_of_run(const fs::path& out, int w, int run) {
+  std::ifstream in(out / "stream_ids" / ("worker-" + std::to_string(w) + ".txt"));
+  std::vector<std::int64_t> ids;
+  int at = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("run ")) {
+      ++at;
+      continue;
+    }
+    if (at != run) continue;
+    std::istringstream ls(line);
+    std::int64_t step = 0, id = 0;
+    ls >> step;
+    while (ls >> id) ids.push_back(id);
+  }
+  return ids;
+}
+
 // `trib scale RUN_DIR --workers 2` once checkpoint 100 is written: worker 2 (the highest) gets
-// SIGTERM and leaves; once its process has ended, `--workers 3` starts a worker 2 again, which
-// takes nothing back (not built yet: it reads nothing), and every event is still trained once.
+// SIGTERM and leaves, workers 0 and 1 take its partitions 2 and 5; once its process has ended,
+// `--workers 3` starts a worker 2 again, which takes them back: each hands its part back at a
+// step boundary, the chief admits it, and it trains from there. Every event is trained once.
 TEST(StreamTraining, TribScaleDownAndUpAParameterServerStreamJobTrainsEveryEventOnce) {
   const fs::path out = testing::fresh_path("stream", "ps-stream-scale");
   const Departure d{.name = "ps-stream-scale", .fault = "", .extra = {"cluster.max_workers=3"}};
@@ -188,8 +210,25 @@ TEST(StreamTraining, TribScaleDownAndUpAParameterServerStreamJobTrainsEveryEvent
   EXPECT_NE(output.find("local cluster: scaling from 3 to 2 worker(s)"), std::string::npos) << output;
   expect_adopted_by_the_others(output, 2, 3);
   EXPECT_TRUE(std::regex_search(output, std::regex("local cluster: worker2 joins \\(pid [0-9]+\\)"))) << output;
-  EXPECT_NE(output.find("worker 2: started again after it left the job for good"), std::string::npos) << output;
+  EXPECT_NE(output.find("worker 2: started again after it left the job for good: asks the workers that took its "
+                        "partitions to hand them back (return 1)"),
+            std::string::npos)
+      << output;
+  EXPECT_TRUE(std::regex_search(output, std::regex(R"(worker 0: worker 2 is back: at step \d+ it hands partition\(s\) )"
+                                                   R"(2 back at its applied progress kafka\.transactions\.2=)")))
+      << output;
+  EXPECT_TRUE(std::regex_search(output, std::regex(R"(worker 1: worker 2 is back: at step \d+ it hands partition\(s\) )"
+                                                   R"(5 back at its applied progress kafka\.transactions\.5=)")))
+      << output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(worker 0: admits worker 2 back into the job at step (\d+))")))
+      << output;
+  EXPECT_TRUE(std::regex_search(output, std::regex("worker 2: took its partitions back: from step " + m[1].str() +
+                                                   " it reads 2, 5 at the handed-over progress")))
+      << output;
   EXPECT_EQ(r.runs, 4) << "worker 2's two processes";
+  // The joiner trains again: its second process applied events of its partitions.
+  EXPECT_FALSE(ids_of_run(out, 2, 2).empty()) << output;
   expect_each_event_once(r.seen, r.events, out, output);
   fs::remove_all(out);
 }
