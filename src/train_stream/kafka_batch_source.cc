@@ -119,6 +119,10 @@ void KafkaBatchSource::start(const train::SourceStart& start) {
         gone_.emplace(w, std::move(*claim));
       }
   left_before_ = ((absent_ >> dist_.worker_index) & 1u) != 0;
+  // Relaunched after it took its share back: what it pushed nothing of since starts there.
+  if (options.share && sync_.relaunched() && job_.strategy.name == config::StrategyName::ps)
+    if (std::optional<data::DataPosition> back = sync_.taken_back(dist_.worker_index))
+      gone_.emplace(dist_.worker_index, std::move(*back));
   if (options.share) options.share->absent = absent_;
   kafka_ = std::make_unique<stream::KafkaSource>(options);
   stream::KafkaSource* kafka = kafka_.get();
@@ -231,7 +235,17 @@ std::vector<std::int32_t> KafkaBatchSource::adopt(const std::map<int, data::Data
 
 std::pair<std::vector<std::int32_t>, data::DataPosition> KafkaBatchSource::hand_back(int w) {
   gone_.erase(w);  // a relaunch resumes its share without it from here on
-  if ((absent_ & bit(w)) == 0) return {};
+  if ((absent_ & bit(w)) == 0) {
+    // Relaunched since it adopted `w`'s partitions (its share now leaves them out): what its
+    // lost process applied of them is in its resumed cursor, and goes back with the hand-over.
+    data::DataPosition claim;
+    const std::vector<std::int32_t> reads = kafka_->assignment();
+    stream::PartitionProgressMap theirs;
+    for (auto& [p, progress] : stream::progress_in(resumed_at_, job_.data.kafka.topic))
+      if (std::find(reads.begin(), reads.end(), p) == reads.end()) theirs.emplace(p, progress);
+    stream::set_progress(claim, job_.data.kafka.topic, theirs);
+    return {{}, claim};
+  }
   const std::vector<std::int32_t> before = reshare({}, 0, bit(w));
   const std::vector<std::int32_t> given = minus(before, kafka_->assignment());
   // base_ is now this worker's applied progress of every partition it read (reshare).

@@ -127,6 +127,15 @@ data::DataPosition StreamSync::departure_claim(int w) const {
   return v && !v->empty() ? decode(*v) : data::DataPosition{};
 }
 
+std::optional<data::DataPosition> StreamSync::taken_back(int w) const {
+  const int r = returns(w);
+  if (r == 0 || r != departures(w)) return std::nullopt;
+  data::DataPosition claim = stream::progress_fields(departure_claim(w));
+  for (int x = 0; x < dist_.workers; ++x)
+    if (std::optional<HandOver> h = handed_over(w, r, x)) stream::merge_claims(claim, h->claim);
+  return claim;
+}
+
 void StreamSync::merge_hand_overs(data::DataPosition& merged) const {
   // Hand-overs are applied progress: merged with the further claim winning, a stale one adds
   // nothing, and one whose adopter no longer claims the partition keeps it counted.

@@ -178,6 +178,10 @@ class StreamSync {
   // False when this worker had handed over already (its lost process did; a relaunch).
   bool hand_over(int w, int r, const HandOver& h);
   std::optional<HandOver> handed_over(int w, int r, int by) const;
+  // Worker `w`'s share as it took it back from its latest return (its departure claim and the
+  // hand-overs merged), while it stands; nullopt when it is gone or never left. A relaunched
+  // worker resumes what it has not pushed anything of since from there.
+  std::optional<data::DataPosition> taken_back(int w) const;
   // Joiner: waits until every present other worker handed over (returns them, by worker), or
   // nullopt once the chief is ending (the job ends before it could take its share back).
   std::optional<std::map<int, HandOver>> await_hand_overs(int r);

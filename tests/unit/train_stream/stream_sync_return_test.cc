@@ -63,6 +63,9 @@ TEST(StreamSyncReturn, TheDepartureStandsUntilTheJoinerIsAdmittedAndTheHandOvers
   EXPECT_EQ(offsets(checkpoint(chief, one, 200, at({{0, 19}}), at({{1, 18}}))),
             (stream::PartitionOffsets{{0, 19}, {1, 18}, {2, 80}, {5, 70}}));
 
+  // What a relaunch of the joiner resumes from, where it pushed nothing since.
+  EXPECT_EQ(offsets(chief.taken_back(2)), (stream::PartitionOffsets{{2, 80}, {5, 70}}));
+  EXPECT_FALSE(chief.taken_back(1)) << "worker 1 never left";
   const std::optional<std::map<int, StreamSync::HandOver>> got = joiner.await_hand_overs(1);
   ASSERT_TRUE(got);
   ASSERT_EQ(got->size(), 2u);
@@ -90,6 +93,7 @@ TEST(StreamSyncReturn, TheDepartureStandsUntilTheJoinerIsAdmittedAndTheHandOvers
   joiner.leave(at({{2, 99}, {5, 88}}));
   EXPECT_EQ(chief.departures(2), 2);
   EXPECT_EQ(offsets(chief.departed(2)), (stream::PartitionOffsets{{2, 99}, {5, 88}}));
+  EXPECT_FALSE(chief.taken_back(2)) << "gone again";
   EXPECT_EQ(offsets(checkpoint(chief, one, 400, at({{0, 40}}), at({{1, 41}}))),
             (stream::PartitionOffsets{{0, 40}, {1, 41}, {2, 99}, {5, 88}}));
 }
