@@ -3,7 +3,10 @@
 // at its last applied push (docs/fault_tolerance.md, "Parameter-server stream jobs: a worker
 // that leaves for good"). No rebalance and no pause: the job assigns the partitions, and each
 // other worker takes its part of them at its own next step boundary, learning of the departure
-// from the coordinator's store (StreamSync::departed).
+// from the coordinator's store (StreamSync::departed). A worker started again at a departed
+// index takes its share back (async): the others hand their part of it back at their next step
+// boundary and the chief admits it (stream_returns.cc; docs/fault_tolerance.md,
+// "Parameter-server stream jobs: a departed worker takes its share back").
 
 #include <map>
 
