@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <regex>
@@ -172,19 +173,17 @@ std::vector<std::int64_t> ids_of_run(const fs::path& out, int w, int run) {
 }
 
 // `trib scale RUN_DIR --workers 2` once checkpoint 100 is written: worker 2 (the highest) gets
-// SIGTERM and leaves, workers 0 and 1 take its partitions 2 and 5; once its process has ended,
-// `--workers 3` starts a worker 2 again, which takes them back: each hands its part back at a
-// step boundary, the chief admits it, and it trains from there. Every event is trained once.
-TEST(StreamTraining, TribScaleDownAndUpAParameterServerStreamJobTrainsEveryEventOnce) {
-  const fs::path out = testing::fresh_path("stream", "ps-stream-scale");
-  const Departure d{.name = "ps-stream-scale", .fault = "", .extra = {"cluster.max_workers=3"}};
-  int phase = 0;
+// SIGTERM and leaves; once its process has ended, `--workers 3` starts a worker 2 again; with
+// `leave_again`, once that one says it took its partitions back, `--workers 2` makes it leave a
+// second time. `phase` ends at the last step taken (2, or 3 with `leave_again`).
+Ran scale_down_and_up(const Departure& d, const fs::path& out, bool leave_again, int& phase) {
+  phase = 0;
   std::unique_ptr<testing::Trib> scale;
   auto start_scale = [&](int n) {
     scale = std::make_unique<testing::Trib>("scale",
                                             std::vector<std::string>{"scale", out.string(), "--workers", std::to_string(n)});
   };
-  const Ran r = run_departure(d, out, [&](const std::string&, testing::Trib& p) {
+  return run_departure(d, out, [&](const std::string&, testing::Trib& p) {
     if (scale && scale->exited()) {
       EXPECT_EQ(scale->exit_code(), 0) << scale->output();
       scale.reset();
@@ -202,10 +201,24 @@ TEST(StreamTraining, TribScaleDownAndUpAParameterServerStreamJobTrainsEveryEvent
       if (::kill(static_cast<pid_t>(std::stol(m[1])), 0) == 0 || errno != ESRCH) return;
       start_scale(3);
       phase = 2;
+    } else if (phase == 2 && leave_again && p.output().find("worker 2: took its partitions back") != std::string::npos) {
+      // The same index leaves again: its departure 2 goes to the others as the first did.
+      start_scale(2);
+      phase = 3;
     }
   });
+}
+
+// Async: workers 0 and 1 take worker 2's partitions 2 and 5; the worker 2 started again takes
+// them back: each hands its part back at a step boundary, the chief admits it, and it trains
+// from there. Once it reads them again, it leaves a second time. Every event is trained once.
+TEST(StreamTraining, TribScaleDownAndUpAParameterServerStreamJobTrainsEveryEventOnce) {
+  const fs::path out = testing::fresh_path("stream", "ps-stream-scale");
+  const Departure d{.name = "ps-stream-scale", .fault = "", .extra = {"cluster.max_workers=3"}};
+  int phase = 0;
+  const Ran r = scale_down_and_up(d, out, true, phase);
   const std::string& output = r.run.output;
-  ASSERT_EQ(phase, 2) << output;
+  ASSERT_EQ(phase, 3) << output;
   ASSERT_EQ(r.run.exit_code, 0) << output;
   EXPECT_NE(output.find("local cluster: scaling from 3 to 2 worker(s)"), std::string::npos) << output;
   expect_adopted_by_the_others(output, 2, 3);
@@ -226,9 +239,42 @@ TEST(StreamTraining, TribScaleDownAndUpAParameterServerStreamJobTrainsEveryEvent
   EXPECT_TRUE(std::regex_search(output, std::regex("worker 2: took its partitions back: from step " + m[1].str() +
                                                    " it reads 2, 5 at the handed-over progress")))
       << output;
+  // It left again after it had read its partitions: the others took them once more.
+  const std::regex left_again(R"(worker 2: leaves the running job at step \d+: its partitions 2, 5 go to the other )");
+  EXPECT_EQ(std::distance(std::sregex_iterator(output.begin(), output.end(), left_again), std::sregex_iterator()), 2)
+      << output;
+  for (int o : {0, 1}) {
+    const std::regex adopted("worker " + std::to_string(o) + ": worker\\(s\\) 2 left the job for good: at step \\d+");
+    EXPECT_EQ(std::distance(std::sregex_iterator(output.begin(), output.end(), adopted), std::sregex_iterator()), 2)
+        << output;
+  }
   EXPECT_EQ(r.runs, 4) << "worker 2's two processes";
   // The joiner trains again: its second process applied events of its partitions.
   EXPECT_FALSE(ids_of_run(out, 2, 2).empty()) << output;
+  expect_each_event_once(r.seen, r.events, out, output);
+  fs::remove_all(out);
+}
+
+// Sync: taking a share back is not built there (docs/fault_tolerance.md): the worker 2 started
+// again reads nothing, its partitions stay with workers 0 and 1, and every event is still
+// trained once.
+TEST(StreamTraining, TribScaleDownAndUpASyncParameterServerStreamJobTrainsEveryEventOnce) {
+  const fs::path out = testing::fresh_path("stream", "ps-stream-scale-sync");
+  const Departure d{.name = "ps-stream-scale-sync", .mode = "sync", .servers = 1, .fault = "",
+                    .extra = {"cluster.max_workers=3"}};
+  int phase = 0;
+  const Ran r = scale_down_and_up(d, out, false, phase);
+  const std::string& output = r.run.output;
+  ASSERT_EQ(phase, 2) << output;
+  ASSERT_EQ(r.run.exit_code, 0) << output;
+  expect_adopted_by_the_others(output, 2, 3);
+  EXPECT_NE(output.find("worker 2: started again after it left the job for good: its partitions stay with the workers "
+                        "that took them (taking them back is built for async mode only)"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(output.find("is back: at step"), std::string::npos) << output;
+  EXPECT_EQ(r.runs, 4) << "worker 2's two processes";
+  EXPECT_TRUE(ids_of_run(out, 2, 2).empty()) << output;
   expect_each_event_once(r.seen, r.events, out, output);
   fs::remove_all(out);
 }
