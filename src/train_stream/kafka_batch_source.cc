@@ -235,28 +235,28 @@ std::vector<std::int32_t> KafkaBatchSource::adopt(const std::map<int, data::Data
 
 std::pair<std::vector<std::int32_t>, data::DataPosition> KafkaBatchSource::hand_back(int w) {
   gone_.erase(w);  // a relaunch resumes its share without it from here on
+  const std::string& topic = job_.data.kafka.topic;
+  // The progress `from` holds of the partitions `keep` says.
+  auto progress_of = [&topic](const data::DataPosition& from, const auto& keep) {
+    stream::PartitionProgressMap kept;
+    for (auto& [p, progress] : stream::progress_in(from, topic))
+      if (keep(p)) kept.emplace(p, progress);
+    data::DataPosition out;
+    stream::set_progress(out, topic, kept);
+    return out;
+  };
   if ((absent_ & bit(w)) == 0) {
     // Relaunched since it adopted `w`'s partitions (its share now leaves them out): what its
     // lost process applied of them is in its resumed cursor, and goes back with the hand-over.
-    data::DataPosition claim;
     const std::vector<std::int32_t> reads = kafka_->assignment();
-    stream::PartitionProgressMap theirs;
-    for (auto& [p, progress] : stream::progress_in(resumed_at_, job_.data.kafka.topic))
-      if (std::find(reads.begin(), reads.end(), p) == reads.end()) theirs.emplace(p, progress);
-    stream::set_progress(claim, job_.data.kafka.topic, theirs);
-    return {{}, claim};
+    const auto not_read = [&](std::int32_t p) { return std::find(reads.begin(), reads.end(), p) == reads.end(); };
+    return {{}, progress_of(resumed_at_, not_read)};
   }
   const std::vector<std::int32_t> before = reshare({}, 0, bit(w));
   const std::vector<std::int32_t> given = minus(before, kafka_->assignment());
   // base_ is now this worker's applied progress of every partition it read (reshare).
-  const std::string& topic = job_.data.kafka.topic;
-  const stream::PartitionProgressMap all = stream::progress_in(base_, topic);
-  stream::PartitionProgressMap theirs;
-  for (std::int32_t p : given)
-    if (auto it = all.find(p); it != all.end()) theirs.emplace(p, it->second);
-  data::DataPosition claim;
-  stream::set_progress(claim, topic, theirs);
-  return {given, claim};
+  const auto is_given = [&](std::int32_t p) { return std::find(given.begin(), given.end(), p) != given.end(); };
+  return {given, progress_of(base_, is_given)};
 }
 
 std::vector<std::int32_t> KafkaBatchSource::take_back(const std::vector<data::DataPosition>& claims) {
