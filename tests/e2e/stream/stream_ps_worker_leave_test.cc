@@ -255,6 +255,31 @@ TEST(StreamTraining, TribScaleDownAndUpAParameterServerStreamJobTrainsEveryEvent
   fs::remove_all(out);
 }
 
+// Async, the joiner lost (kill -9) once its step 1100 is applied, after it took its share back
+// (admitted around step 700 here): the launcher relaunches it, and it resumes its partitions at
+// its last applied push, not where its departure or the hand-overs had them.
+TEST(StreamTraining, TribScaleUpAJoinerLostAfterItTookItsShareBackResumesAtItsLastAppliedPush) {
+  const fs::path out = testing::fresh_path("stream", "ps-stream-scale-lost");
+  const Departure d{.name = "ps-stream-scale-lost", .fault = "stream-worker-lost-at-step:2:1100",
+                    .extra = {"cluster.max_workers=3"}};
+  int phase = 0;
+  const Ran r = scale_down_and_up(d, out, false, phase);
+  const std::string& output = r.run.output;
+  ASSERT_EQ(phase, 2) << output;
+  ASSERT_EQ(r.run.exit_code, 0) << output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(worker 0: admits worker 2 back into the job at step (\d+))")))
+      << output;
+  ASSERT_LT(std::stoll(m[1]), 1100) << "admitted too late for the fault to hit the joiner: " << output;
+  ASSERT_NE(output.find("TRIB_TEST_FAULT: worker 2 is lost after its step 1100"), std::string::npos) << output;
+  EXPECT_TRUE(std::regex_search(output, std::regex(R"(worker 2: relaunched into the running job at step 1100: its )"
+                                                   R"(partitions 2, 5 continue at its last applied push)")))
+      << output;
+  EXPECT_EQ(r.runs, 5) << "worker 2's three processes";
+  expect_each_event_once(r.seen, r.events, out, output);
+  fs::remove_all(out);
+}
+
 // Sync: taking a share back is not built there (docs/fault_tolerance.md): the worker 2 started
 // again reads nothing, its partitions stay with workers 0 and 1, and every event is still
 // trained once.
