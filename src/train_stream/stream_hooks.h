@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 
 #include "stream/metrics_relay.h"
@@ -116,9 +117,14 @@ class StreamHooks final : public train::TrainingHooks {
   void settle(train::LoopContext& ctx, int w);
   // This worker leaves the running job for good (ctx.leaving): its claim goes to the others.
   void leave(train::LoopContext& ctx);
-  // Started again at the index of a worker that left for good: it reads nothing
-  // (KafkaBatchSource::left_before); its counts are those it left with.
+  // Started again at the index of a worker that left for good: its counts are those it left
+  // with, and (async) it takes its share back from the workers that adopted it, reading from
+  // the step the chief admits it at; else, or when the job ends first, it reads nothing
+  // (KafkaBatchSource::left_before). stream_departures.cc.
   void rejoin_after_leaving(train::LoopContext& ctx);
+  // At a step boundary: what this worker reads of each worker that came back goes back to it
+  // (KafkaBatchSource::hand_back), once per return.
+  void hand_back_returned(train::LoopContext& ctx);
 
   KafkaBatchSource& source_;
   std::filesystem::path run_dir_;
@@ -140,6 +146,7 @@ class StreamHooks final : public train::TrainingHooks {
   // are looked for (adopt_departed), at most this often.
   bool adopts_ = false;
   std::chrono::steady_clock::time_point next_departure_check_{};
+  std::map<int, int> handed_back_;  // worker: the return whose hand-over this worker published
 };
 
 }  // namespace trib::train_stream

@@ -6,13 +6,13 @@
 #include <atomic>
 #include <future>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "train/training_state.h"
+#include "unit/train_stream/memory_store.h"
 #include "trib/core/error.h"
 #include "train_stream/stream_sync.h"
 #include "trib/stream/stream_position.h"
@@ -21,28 +21,8 @@
 namespace trib::train_stream {
 namespace {
 
-struct Store {
-  std::mutex mu;
-  std::map<std::string, std::string> values;
-  void set(const std::string& k, const std::string& v) {
-    std::lock_guard lock(mu);
-    values[k] = v;
-  }
-  std::optional<std::string> get(const std::string& k) {
-    std::lock_guard lock(mu);
-    auto it = values.find(k);
-    return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
-  }
-};
-
-train::Distribution worker(Store& store, int index, int workers = 2) {
-  train::Distribution d;
-  d.worker_index = index;
-  d.workers = workers;
-  d.publish = [&store](const std::string& k, const std::string& v) { store.set(k, v); };
-  d.lookup = [&store](const std::string& k) { return store.get(k); };
-  return d;
-}
+using testing::Store;
+using testing::worker;
 
 data::DataPosition at(std::int32_t partition, std::int64_t offset) {
   data::DataPosition p;
