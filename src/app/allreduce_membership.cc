@@ -87,8 +87,7 @@ std::shared_ptr<collectives::Group> AllreduceMembership::join() {
       }
       continue;
     }
-    TRIB_CHECK(!member.shutdown_requested() && !member.store().try_get(kFinishedKey), Unavailable,
-               "the job finished before worker {} could join its allreduce group", self());
+    check_not_finished();
     TRIB_CHECK(Clock::now() < until, Timeout,
                "worker {}: the group's leader gave it no place in the allreduce group within {} s (cluster.join_timeout_s)", self(),
                std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count());
@@ -106,6 +105,10 @@ std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> Al
   return [this](const collectives::Group& current) { return await_run_end(current); };
 }
 
+std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> AllreduceMembership::await_relaunched_chief() {
+  return [this](const collectives::Group& current) { return await_run_end(current, /*chief_lost=*/true); };
+}
+
 void AllreduceMembership::confirm_run_end() {
   if (self() != 0) return;
   o_.log->info("worker 0: the run's end is written (last checkpoint and report); the other workers may leave");
@@ -117,7 +120,8 @@ void AllreduceMembership::confirm_run_end() {
   }
 }
 
-std::shared_ptr<collectives::Group> AllreduceMembership::await_run_end(const collectives::Group& current) {
+std::shared_ptr<collectives::Group> AllreduceMembership::await_run_end(const collectives::Group& current,
+                                                                       bool chief_lost) {
   // The chief confirms the end itself (confirm_run_end), once its last checkpoint and report
   // are written; only the others wait for it.
   if (self() == 0) return nullptr;
@@ -143,7 +147,8 @@ std::shared_ptr<collectives::Group> AllreduceMembership::await_run_end(const col
                      self(), std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count());
       said_waiting = true;
       next = regroup_now(*group, "the run's last step is done; waiting for the relaunched chief", o_.join_timeout);
-    } else if (o_.await_chief_word && chief_lost_before_end(incarnation.count(0) ? incarnation.at(0) : -1)) {
+    } else if (o_.await_chief_word ? chief_lost_before_end(incarnation.count(0) ? incarnation.at(0) : -1)
+                                   : chief_lost && lost_member(0)) {
       o_.log->info("worker {}: worker 0 (the chief) was lost after the run's last step, before confirming the run's end "
                    "(its last checkpoint and report): re-forming without it, to hand its relaunched process the final state",
                    self());
@@ -222,14 +227,26 @@ void AllreduceMembership::await_settled(const std::function<bool(const GroupPlan
     const std::optional<GroupPlan> plan = read_plan();
     // Generation 0 is the first group, formed without a rollback.
     if (!plan || plan->generation == 0 || rolled_back(*plan)) return;
-    TRIB_CHECK(!o_.member->shutdown_requested() && !o_.member->store().try_get(kFinishedKey), Unavailable,
-               "the job finished before worker {} could join its allreduce group", self());
+    check_not_finished();
     TRIB_CHECK(Clock::now() < until, Timeout,
                "worker {}: the allreduce group of generation {} did not finish rolling back within {} s "
                "(cluster.join_timeout_s)",
                self(), plan->generation, std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count());
     std::this_thread::sleep_for(20ms);
   }
+}
+
+void AllreduceMembership::check_not_finished() const {
+  cluster::Member& member = *o_.member;
+  // The chief's word that the run's end is written (confirm_run_end): the job is complete.
+  if (member.store().try_get(kRunEndKey))
+    throw RunEndedBeforeJoin(fmt::format("worker {}: the run ended (its chief wrote the last checkpoint and report) before "
+                                         "this relaunched process could join the allreduce group: nothing is left for it "
+                                         "to do",
+                                         self()));
+  // The leader sets kFinishedKey however its training ended.
+  TRIB_CHECK(!member.shutdown_requested() && !member.store().try_get(kFinishedKey), Unavailable,
+             "the job finished before worker {} could join its allreduce group", self());
 }
 
 std::optional<GroupPlan> AllreduceMembership::read_plan() const {

@@ -54,6 +54,14 @@ struct AllreduceMembershipOptions {
 
 using update::GroupPlan;
 
+// What join() throws to a relaunched worker that comes after the run's end (its chief wrote the
+// last checkpoint and report, and said so): nothing is left for it to do, and its process ends
+// well (cluster_roles.cc). An allreduce stream job's chief took such a worker's final Kafka
+// offsets from the group's cursors of the last step (stream_sync.h).
+class RunEndedBeforeJoin : public Unavailable {
+  using Unavailable::Unavailable;
+};
+
 class AllreduceMembership {
  public:
   explicit AllreduceMembership(AllreduceMembershipOptions options);
@@ -79,6 +87,11 @@ class AllreduceMembership {
   // past it, a chief that is alive but silent is left to end alone (null, with a warning), and
   // a relaunched chief that did not join ends the run with an error. Null at once on worker 0.
   std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> await_chief();
+  // A stream job's (await_chief_word off): the same waits, called after finish() by a member
+  // that found the chief lost before the last checkpoint (StreamHooks). Gives the group its
+  // relaunched process joined; null once the current group's chief is not lost (at once on
+  // worker 0).
+  std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> await_relaunched_chief();
   // Whether worker `index` is not, as the coordinator lists it now, the process that was a
   // member of the current group (lost, or relaunched since: a new incarnation of the index),
   // or not a member at all. An allreduce stream job's chief gives way at a checkpoint barrier
@@ -101,11 +114,16 @@ class AllreduceMembership {
                                                    std::chrono::milliseconds wait);
   // Forms the group of `plan`; nullptr once `superseded()` says the plan is out of date.
   std::shared_ptr<collectives::Group> try_form(const GroupPlan& plan, const std::function<bool()>& superseded);
-  std::shared_ptr<collectives::Group> await_run_end(const collectives::Group& current);
+  // `chief_lost`: re-form without a chief of the current group that is lost now, without
+  // waiting for its word (await_relaunched_chief).
+  std::shared_ptr<collectives::Group> await_run_end(const collectives::Group& current, bool chief_lost = false);
   // Waits for the chief's word on the run's end: true once worker 0 (of `chief_incarnation`)
   // is lost without it; false once it came, the job stops, or cluster.join_timeout_s passed.
   bool chief_lost_before_end(std::int64_t chief_incarnation);
   std::optional<GroupPlan> read_plan() const;
+  // A joiner's waits give up once the job is stopping or its leader finished: RunEndedBeforeJoin
+  // where the chief confirmed the run's end, Unavailable otherwise.
+  void check_not_finished() const;
   void write_plan(const GroupPlan& plan);
   // Workers in the roster, not members of the current group, that asked to join.
   std::vector<int> ready_joiners();

@@ -453,8 +453,11 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
     if (allreduce->joining() && job.data.stream())
       links.join = [a = &*allreduce, &dist = o.distribution, held = stream_join_fault_hook(m.index, m.run_dir)] {
         if (held) held();  // tests only (app/fault_hooks.h)
+        // A group re-formed after the chief's last step (its survivors waiting to hand a
+        // relaunched chief the final state) rolls back no more.
         a->await_settled([&dist](const GroupPlan& plan) {
-          return train_stream::group_rolled_back(dist, plan.generation, plan.workers);
+          return train_stream::group_rolled_back(dist, plan.generation, plan.workers) ||
+                 train_stream::chief_past_last_step(dist);
         });
         return a->join();
       };
@@ -467,6 +470,7 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
     if (job.data.stream()) o.distribution.worker_lost = [a = &*allreduce](int index) { return a->lost_member(index); };
     links.regroup = allreduce->regroup();
     links.await_rejoin = allreduce->await_chief();
+    if (job.data.stream()) links.await_relaunched_chief = allreduce->await_relaunched_chief();
     // Tests only (app/fault_hooks.h): which process of worker 0 this is counts.
     if (auto fault = allreduce_fault_hook(m.index, chief_losses.empty() ? 0 : std::stoi(chief_losses)))
       links.await_rejoin = [fault, inner = links.await_rejoin](const collectives::Group& g) {
@@ -500,7 +504,16 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
     stop.emplace(so);
     o.stop = &*stop;
   }
-  train_job(o);
+  try {
+    train_job(o);
+  } catch (const RunEndedBeforeJoin& e) {
+    // Relaunched after the run's end was written (an allreduce worker lost after its last
+    // exchange): the job is complete without it.
+    log.info("{}", e.what());
+    stop.reset();
+    member->leave();
+    return 0;
+  }
   if (allreduce) allreduce->confirm_run_end();  // the chief's: the others wait for it to leave
   stop.reset();
   member->leave();

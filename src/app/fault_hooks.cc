@@ -27,6 +27,10 @@ constexpr const char* kAllreduceChiefLostAtFinalCheckpoint = "allreduce-chief-lo
 constexpr const char* kAllreduceChiefSlowAtFinalCheckpoint = "allreduce-chief-slow-at-final-checkpoint";
 constexpr const char* kStreamSlowInRewind = "allreduce-stream-slow-in-rewind";
 constexpr const char* kStreamSlowAfterLastStep = "allreduce-stream-slow-after-last-step";
+// As kStreamSlowAfterLastStep, and a relaunched worker 0 asks to join only once the test has
+// created kReleaseChiefJoin in the run directory (a second loss while the chief is away).
+constexpr const char* kStreamEndChiefJoinHeld = "allreduce-stream-end-chief-join-held";
+constexpr const char* kReleaseChiefJoin = "test-release-chief-join";
 constexpr const char* kStreamSlowAfterRewind = "allreduce-stream-slow-after-rewind";
 constexpr const char* kStreamHeldBeforeBroadcast = "allreduce-stream-held-before-broadcast";
 constexpr const char* kStreamJoinAfterCheckpoint = "allreduce-stream-join-after-checkpoint";
@@ -41,7 +45,7 @@ struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
   // kAllreduceChiefLostAtFinalCheckpoint (with how many of worker 0's processes in `index`) or
   // kAllreduceChiefSlowAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterRewind or
-  // kStreamSlowAfterLastStep (with seconds in `index`), kStreamHeldBeforeBroadcast (with a worker index) or
+  // kStreamSlowAfterLastStep or kStreamEndChiefJoinHeld (with seconds in `index`), kStreamHeldBeforeBroadcast (with a worker index) or
   // kStreamJoinAfterCheckpoint or kStreamJoinAfterStep (a step in `index`), kStreamWorkerLostAtStep (a worker in
   // `index`, a step in `step`), kStreamHeldInRollback (a worker in `index`, which of its
   // rollbacks in `step`); empty: none
@@ -92,7 +96,7 @@ Fault parse_fault() {
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
                            kAllreduceChiefLostAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterRewind,
                            kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
-                           kStreamJoinAfterStep, kStreamWorkerLostAfterRewind}) {
+                           kStreamJoinAfterStep, kStreamWorkerLostAfterRewind, kStreamEndChiefJoinHeld}) {
     const std::string prefix = std::string(kind) + ":";
     try {
       if (text.starts_with(prefix)) f = {kind, std::stoi(text.substr(prefix.size()))};
@@ -101,10 +105,11 @@ Fault parse_fault() {
   }
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
-             "{}:SECONDS, {}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:STEP, {}:WORKER:N, {}:WORKER:STEP, "
-             "{}:WORKER:STEP, {}:WORKER or {}:WORKER:STEP",
+             "{}:SECONDS, {}:SECONDS, {}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:STEP, {}:WORKER:N, "
+             "{}:WORKER:STEP, {}:WORKER:STEP, {}:WORKER or {}:WORKER:STEP",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
-             kStreamSlowInRewind, kStreamSlowAfterRewind, kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast,
+             kStreamSlowInRewind, kStreamSlowAfterRewind, kStreamSlowAfterLastStep, kStreamEndChiefJoinHeld,
+             kStreamHeldBeforeBroadcast,
              kStreamJoinAfterCheckpoint, kStreamJoinAfterStep, kStreamHeldInRollback, kStreamWorkerLostAtStep,
              kStreamWorkerLeavesAtStep, kStreamWorkerLostAfterRewind, kStreamWorkerLostBetweenPushes);
   return f;
@@ -235,7 +240,9 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
       hold_worker(index, 30, fmt::format("in its allreduce group's rollback {} (before its rewind)", nth).c_str());
     };
   }
-  if (f.kind != kStreamSlowInRewind && f.kind != kStreamSlowAfterRewind && f.kind != kStreamSlowAfterLastStep) return {};
+  if (f.kind != kStreamSlowInRewind && f.kind != kStreamSlowAfterRewind && f.kind != kStreamSlowAfterLastStep &&
+      f.kind != kStreamEndChiefJoinHeld)
+    return {};
   const std::string at = f.kind == kStreamSlowInRewind     ? "allreduce-stream-rollback"
                          : f.kind == kStreamSlowAfterRewind ? "allreduce-stream-rewound"
                                                             : "stream-after-last-step";
@@ -283,6 +290,15 @@ std::function<void(const char*, int, std::int64_t)> ps_push_fault_hook(int index
 std::function<void()> stream_join_fault_hook(int index, const std::string& run_dir) {
 #if TRIB_FAULT_HOOKS
   const Fault f = parse_fault();
+  if (f.kind == kStreamEndChiefJoinHeld && index == 0)
+    return [marker = std::filesystem::path(run_dir) / kReleaseChiefJoin] {
+      std::fprintf(stderr, "%s: worker 0 waits to join until %s exists\n", kFaultVariable, marker.string().c_str());
+      std::fflush(nullptr);
+      // Bounded: the test may fail first.
+      for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+           std::chrono::steady_clock::now() < until && !std::filesystem::exists(marker);)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    };
   if (f.kind == kStreamJoinAfterStep)
     return [index, step = f.index, record = std::filesystem::path(run_dir) / "stream_ids" /
                                             fmt::format("worker-{}.txt", index == 0 ? 1 : 0)] {

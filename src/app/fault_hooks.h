@@ -27,6 +27,9 @@
 // every worker S seconds right after its first rollback from the members' cursors (rewound,
 // the group's rendezvous passed, before its next step): a relaunched worker then joins before
 // the survivors of a loss finish a step. Once per process each.
+// allreduce-stream-end-chief-join-held:S holds every worker as allreduce-stream-slow-after-last-step
+// does, and a relaunched worker 0 asks to join only once the file test-release-chief-join exists
+// in the run directory: the test loses a second worker while the chief is away at the run's end.
 // TRIB_TEST_FAULT=allreduce-stream-held-before-broadcast:W holds worker W alone 30 s inside its
 // first rollback, just before the broadcast of the checkpoint's state (UpdateStrategy::start in
 // StreamHooks::on_regroup), printing a line: the other members are then inside that broadcast,

@@ -210,10 +210,10 @@ int run_train(const TrainArgs& args, const Log& log) {
     lc.loss_note = fmt::format(
         "a stream job restarts all its processes from the newest checkpoint when it loses {}; every event is trained "
         "exactly once",
-        allreduce_stream_chief_rejoins ? "a worker after the last step, or a relaunched process that could not join "
-                                         "(a worker or its chief lost mid-run is recovered in place)"
-        : allreduce_stream(o.job)        ? "its chief, or a worker after the last step (a worker lost mid-run is "
-                                           "recovered in place)"
+        allreduce_stream_chief_rejoins ? "a relaunched process that could not join (a worker or its chief lost "
+                                         "mid-run or after the last exchange is recovered in place)"
+        : allreduce_stream(o.job)        ? "its chief (a worker lost mid-run is recovered in place, one lost after the "
+                                           "last exchange taken at its cursor of the last step)"
         : ps_stream_chief_rejoins ? "a process it does not recover in place (a server past cluster.max_restarts, or "
                                     "a relaunched process that could not rejoin)"
                                   : "a process it does not recover in place (its chief, or a server past "

@@ -111,7 +111,20 @@ void AllreduceUpdate::finish() {
     while (std::shared_ptr<Group> next = o_.await_rejoin(*o_.group)) hand_over_final_state(std::move(next));
   }
   exchange_.reset();
+  if (o_.await_relaunched_chief) finished_group_ = o_.group;
   o_.group.reset();
+}
+
+bool AllreduceUpdate::hand_over_after_end() {
+  if (!o_.await_relaunched_chief || !finished_group_ || vars_ == nullptr) return false;
+  o_.group = std::move(finished_group_);
+  bool handed = false;
+  while (std::shared_ptr<Group> next = o_.await_relaunched_chief(*o_.group)) {
+    hand_over_final_state(std::move(next));
+    handed = true;
+  }
+  finished_group_ = std::move(o_.group);  // its chief may be lost again before the last checkpoint
+  return handed;
 }
 
 // A relaunched chief joining after the run's last step (only it writes the run's last
@@ -180,6 +193,11 @@ bool AllreduceUpdate::apply(std::int64_t step, std::vector<update::GradTensor>& 
     while (group_cursors_.size() > 4) group_cursors_.erase(group_cursors_.begin());
   }
   return true;
+}
+
+std::vector<std::string> AllreduceUpdate::group_cursors_of(std::int64_t step) const {
+  auto it = group_cursors_.find(step);
+  return it == group_cursors_.end() ? std::vector<std::string>{} : it->second;
 }
 
 void AllreduceUpdate::set_data_cursor(std::string cursor) {

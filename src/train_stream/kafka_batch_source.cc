@@ -119,6 +119,10 @@ void KafkaBatchSource::start(const train::SourceStart& start) {
         gone_.emplace(w, std::move(*claim));
       }
   left_before_ = ((absent_ >> dist_.worker_index) & 1u) != 0;
+  // Relaunched after it took its share back: what it pushed nothing of since starts there.
+  if (options.share && sync_.relaunched() && job_.strategy.name == config::StrategyName::ps)
+    if (std::optional<data::DataPosition> back = sync_.taken_back(dist_.worker_index))
+      gone_.emplace(dist_.worker_index, std::move(*back));
   if (options.share) options.share->absent = absent_;
   kafka_ = std::make_unique<stream::KafkaSource>(options);
   stream::KafkaSource* kafka = kafka_.get();
@@ -189,26 +193,81 @@ stream::PartitionShare KafkaBatchSource::share() const {
   return s;
 }
 
-std::vector<std::int32_t> KafkaBatchSource::adopt(const std::map<int, data::DataPosition>& gone) {
+std::vector<std::int32_t> KafkaBatchSource::reshare(const std::vector<data::DataPosition>& claims,
+                                                    std::uint64_t set_absent, std::uint64_t clear_absent) {
   // Own partitions go back to what this worker applied (the shuffle buffer's and the prefetch
-  // queue's records are read again); a departed worker's start at its last applied push, or,
-  // where it applied nothing, where the consumer last sought.
+  // queue's records are read again); others' start at the furthest claim of them, or, where
+  // there is none, where the consumer last sought.
   data::DataPosition at = base_;
   stream::merge_claims(at, stream::progress_fields(kafka_->applied_position()));
-  for (const auto& [w, claim] : gone) {
-    stream::merge_claims(at, stream::progress_fields(claim));
-    if (w < 64) absent_ |= std::uint64_t{1} << w;
-  }
+  for (const data::DataPosition& claim : claims) stream::merge_claims(at, stream::progress_fields(claim));
+  absent_ = (absent_ | set_absent) & ~clear_absent;
   const std::vector<std::int32_t> before = kafka_->assignment();
   pipeline_.reset();  // joins the prefetch thread: nothing is inside the source's next() now
   kafka_->rewind(at, tag_);
   kafka_->reassign(share());
   base_ = at;
   build_pipeline();
-  std::vector<std::int32_t> gained;
-  for (std::int32_t p : kafka_->assignment())
-    if (std::find(before.begin(), before.end(), p) == before.end()) gained.push_back(p);
-  return gained;
+  return before;
+}
+
+namespace {
+// The partitions of `a` that `b` lacks.
+std::vector<std::int32_t> minus(const std::vector<std::int32_t>& a, const std::vector<std::int32_t>& b) {
+  std::vector<std::int32_t> out;
+  for (std::int32_t p : a)
+    if (std::find(b.begin(), b.end(), p) == b.end()) out.push_back(p);
+  return out;
+}
+std::uint64_t bit(int w) { return w < 64 ? std::uint64_t{1} << w : 0; }
+}  // namespace
+
+std::vector<std::int32_t> KafkaBatchSource::adopt(const std::map<int, data::DataPosition>& gone) {
+  std::vector<data::DataPosition> claims;
+  std::uint64_t absent = 0;
+  for (const auto& [w, claim] : gone) {
+    claims.push_back(claim);
+    absent |= bit(w);
+  }
+  const std::vector<std::int32_t> before = reshare(claims, absent, 0);
+  return minus(kafka_->assignment(), before);
+}
+
+std::pair<std::vector<std::int32_t>, data::DataPosition> KafkaBatchSource::hand_back(int w) {
+  gone_.erase(w);  // a relaunch resumes its share without it from here on
+  const std::string& topic = job_.data.kafka.topic;
+  // The progress `from` holds of the partitions `keep` says.
+  auto progress_of = [&topic](const data::DataPosition& from, const auto& keep) {
+    stream::PartitionProgressMap kept;
+    for (auto& [p, progress] : stream::progress_in(from, topic))
+      if (keep(p)) kept.emplace(p, progress);
+    data::DataPosition out;
+    stream::set_progress(out, topic, kept);
+    return out;
+  };
+  if ((absent_ & bit(w)) == 0) {
+    // Relaunched since it adopted `w`'s partitions (its share now leaves them out): what its
+    // lost process applied of them is in its resumed cursor, and goes back with the hand-over.
+    const std::vector<std::int32_t> reads = kafka_->assignment();
+    const auto not_read = [&](std::int32_t p) { return std::find(reads.begin(), reads.end(), p) == reads.end(); };
+    return {{}, progress_of(resumed_at_, not_read)};
+  }
+  const std::vector<std::int32_t> before = reshare({}, 0, bit(w));
+  const std::vector<std::int32_t> given = minus(before, kafka_->assignment());
+  // base_ is now this worker's applied progress of every partition it read (reshare).
+  const auto is_given = [&](std::int32_t p) { return std::find(given.begin(), given.end(), p) != given.end(); };
+  return {given, progress_of(base_, is_given)};
+}
+
+std::vector<std::int32_t> KafkaBatchSource::take_back(const std::vector<data::DataPosition>& claims) {
+  // Its own departure's claim and those of the workers still gone (gone_, from start()): their
+  // partitions nobody adopted yet start there; the hand-overs hold the adopted ones' progress.
+  std::vector<data::DataPosition> all = claims;
+  for (const auto& [w, claim] : gone_) all.push_back(claim);
+  gone_.erase(dist_.worker_index);
+  left_before_ = false;
+  reshare(all, 0, bit(dist_.worker_index));
+  return kafka_->assignment();
 }
 
 void KafkaBatchSource::applied(const data::Batch& batch) { kafka_->applied(batch); }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "train_stream/stream_sync.h"
@@ -84,10 +85,19 @@ class KafkaBatchSource final : public train::BatchSource {
   std::vector<std::int32_t> adopt(const std::map<int, data::DataPosition>& gone);
   // Workers that left for good, whose partitions the others read (bit w: worker w).
   std::uint64_t absent() const { return absent_; }
-  // A worker started again at the index of one that left for good (`trib scale` up): its
-  // partitions stay with the workers that adopted them, and it reads nothing (next() ends at
-  // once), so that no event is read twice. Taking its share back is not built yet.
+  // A worker started again at the index of one that left for good (`trib scale` up): it reads
+  // nothing (next() ends at once) until it has taken its share back (take_back), or for good
+  // where it cannot (not async; the job ended first), so that no event is read twice.
   bool left_before() const { return left_before_; }
+  // Another worker's return: worker `w` (absent here) is back. At this step boundary the
+  // pipeline is torn down, own partitions seek back to their applied progress, and those that
+  // `w` owns again are given up. Returns them and this worker's applied progress of them (the
+  // hand-over; none when it read nothing of `w`'s).
+  std::pair<std::vector<std::int32_t>, data::DataPosition> hand_back(int w);
+  // This worker, left_before(), with every hand-over (`claims`): its share (without the workers
+  // still gone) starts at the furthest of its departure's claim, the other departures' and the
+  // hand-overs, and it reads again. Returns the partitions it reads.
+  std::vector<std::int32_t> take_back(const std::vector<data::DataPosition>& claims);
 
   // The checkpoint's "kafka" section this run restored (empty: none).
   const data::DataPosition& restored_offsets() const { return start_.offsets; }
@@ -96,6 +106,11 @@ class KafkaBatchSource final : public train::BatchSource {
 
  private:
   void build_pipeline();
+  // At a step boundary: the pipeline torn down, own partitions back to their applied progress
+  // over `claims`, the absent workers' bits set (`set_absent`) and cleared (`clear_absent`),
+  // then the share taken anew. Returns the partitions read before.
+  std::vector<std::int32_t> reshare(const std::vector<data::DataPosition>& claims, std::uint64_t set_absent,
+                                    std::uint64_t clear_absent);
   // This worker's share among sync().members(), without the workers that left for good.
   stream::PartitionShare share() const;
 

@@ -299,6 +299,8 @@ void StreamHooks::on_rewind(train::LoopContext& ctx, const update::Rewind& rewin
 }
 
 std::optional<std::int64_t> StreamHooks::on_regroup(train::LoopContext& ctx, const update::Rollback& rollback) {
+  const std::int64_t steps = ctx.job.training.steps;
+  if (!rollback.group_cursors.empty() && steps > 0 && rollback.step >= steps) return take_end_of_run(ctx, rollback);
   if (!rollback.group_cursors.empty()) return regroup_from_cursors(ctx, rollback);
   const train::Distribution& dist = ctx.distribution;
   if (shares_cursors_)
@@ -493,15 +495,29 @@ void StreamHooks::on_checkpoint(train::LoopContext& ctx, bool final) {
   if (ctx.leaving && adopts_) return leave(ctx);  // the job goes on: no last checkpoint for it
   if (ctx.chief()) {
     if (std::optional<AnnouncedRestore> r = sync.newer_restore()) own = adopt_after_end(ctx, *r);
-    const data::DataPosition merged = sync.gather_final(own);
+    std::vector<int> taken;
+    // A relaunched chief that took the final state from the group holds every member's final
+    // progress and counts already (end_of_run_); the others wait in a scope of their own.
+    data::DataPosition merged = end_of_run_;
+    if (end_of_run_.fields().empty())
+      merged = sync.gather_final(own, [&](int w) { return last_step_cursor(ctx, w); }, &taken);
+    else
+      stream::merge_claims(merged, own);
+    for (int w : taken)
+      ctx.progress.message(fmt::format("worker 0: worker {} was lost after the run's last exchange, before handing over "
+                                       "its final Kafka offsets: the last checkpoint takes them from its cursor of step "
+                                       "{}, which the group shared in that exchange (nothing restarts)",
+                                       w, ctx.step));
     checkpoint_and_commit(ctx, merged, /*final=*/true);
     sync.published_final();
     summarize(ctx, merged);
     return;
   }
+  if (!end_of_run_.fields().empty()) own = end_of_run_;  // joined at the run's end (take_end_of_run)
   for (;;) {
     if (std::optional<AnnouncedRestore> r = sync.newer_restore()) own = adopt_after_end(ctx, *r);
     if (sync.final_offsets(own)) break;
+    if (sync.chief_lost()) hand_over_end(ctx);
   }
   source_.kafka().commit(own);
 }

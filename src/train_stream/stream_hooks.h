@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 
 #include "stream/metrics_relay.h"
@@ -82,6 +83,13 @@ class StreamHooks final : public train::TrainingHooks {
   // A restored checkpoint's Kafka progress (from its manifest `sections`), or, with none, where
   // this run started.
   data::DataPosition restored_from(const std::string& sections) const;
+  // on_regroup of a relaunched chief that joined after the run's last step: the members'
+  // cursors of it become the last checkpoint's progress and counts (end_of_run_), nothing
+  // rewinds. Returns rollback.step.
+  std::int64_t take_end_of_run(train::LoopContext& ctx, const update::Rollback& rollback);
+  // Not the chief, the chief lost after the run's last exchange: hands its relaunched process
+  // the final state (UpdateStrategy::hand_over_after_end); Unavailable when none came.
+  void hand_over_end(train::LoopContext& ctx);
   // on_regroup with the members' cursors: returns rollback.step.
   std::int64_t regroup_from_cursors(train::LoopContext& ctx, const update::Rollback& rollback);
   // Every member of allreduce group `generation` rewinds to `position` and waits for the others
@@ -90,6 +98,9 @@ class StreamHooks final : public train::TrainingHooks {
                     bool say_lost);
   // Counts and the id record back to `position` (its counts fields) at `step`.
   void take_back(train::LoopContext& ctx, const data::DataPosition& position, std::int64_t step);
+  // Chief, at the end: worker `w`'s cursor of the run's last step, as the group shared it in
+  // that step's exchange (allreduce, data.kafka.share_cursors); nullopt where none is kept.
+  std::optional<data::DataPosition> last_step_cursor(const train::LoopContext& ctx, int w) const;
   // Chief, at the end: the other workers' last rows and the summary line of `merged`'s counts.
   void summarize(train::LoopContext& ctx, const data::DataPosition& merged);
   // A relaunched parameter-server worker (job-assigned partitions; the chief too): its counts
@@ -106,9 +117,14 @@ class StreamHooks final : public train::TrainingHooks {
   void settle(train::LoopContext& ctx, int w);
   // This worker leaves the running job for good (ctx.leaving): its claim goes to the others.
   void leave(train::LoopContext& ctx);
-  // Started again at the index of a worker that left for good: it reads nothing
-  // (KafkaBatchSource::left_before); its counts are those it left with.
+  // Started again at the index of a worker that left for good: its counts are those it left
+  // with, and (async) it takes its share back from the workers that adopted it, reading from
+  // the step the chief admits it at; else, or when the job ends first, it reads nothing
+  // (KafkaBatchSource::left_before). stream_departures.cc.
   void rejoin_after_leaving(train::LoopContext& ctx);
+  // At a step boundary: what this worker reads of each worker that came back goes back to it
+  // (KafkaBatchSource::hand_back), once per return.
+  void hand_back_returned(train::LoopContext& ctx);
 
   KafkaBatchSource& source_;
   std::filesystem::path run_dir_;
@@ -123,10 +139,14 @@ class StreamHooks final : public train::TrainingHooks {
   // every later claim of the chief, so that a partition nobody has claimed since (the lost
   // worker's, before the consumer group moves it) keeps the checkpoint's progress.
   data::DataPosition regrouped_from_;
+  // A relaunched chief that took the final state (take_end_of_run): every member's final
+  // progress and counts, the last checkpoint's; empty otherwise.
+  data::DataPosition end_of_run_;
   // Parameter-server stream jobs on job-assigned partitions with several workers: departures
   // are looked for (adopt_departed), at most this often.
   bool adopts_ = false;
   std::chrono::steady_clock::time_point next_departure_check_{};
+  std::map<int, int> handed_back_;  // worker: the return whose hand-over this worker published
 };
 
 }  // namespace trib::train_stream

@@ -1,5 +1,7 @@
 #include "train_stream/stream_sync.h"
 
+#include "train_stream/stream_store_text.h"
+
 #include <algorithm>
 #include <thread>
 
@@ -17,14 +19,15 @@ namespace trib::train_stream {
 
 namespace {
 
-// Store values are text: a position travels in its manifest form (training_state.h), whose
-// reader validates it.
-std::string encode(const data::DataPosition& p) { return train::data_position_to_json(p).dump(); }
+// Set by the chief once it takes no more steps (ending()); not scoped.
+constexpr const char* kChiefEndingKey = "stream/chief_ending";
+// Set by the chief with the last checkpoint (published_final()), also unscoped: a relaunched
+// chief that took the final state from the group writes it in a scope of its own.
+constexpr const char* kFinalWrittenKey = "stream/final_written";
 
-data::DataPosition decode(const std::string& text) { return train::data_position_from_json(nlohmann::json::parse(text)); }
-
-// Where worker `w`'s claim goes when it leaves the job for good (StreamSync::leave).
-std::string gone_key(int w) { return fmt::format("stream/gone/{}", w); }
+using store_text::decode;
+using store_text::encode;
+using store_text::gone_key;
 
 // Partitions are disjoint at a barrier, unless one moved between workers within the run:
 // both then claim it, and merge_claims keeps what either applied (applied_offsets.h).
@@ -93,6 +96,10 @@ bool group_rolled_back(const train::Distribution& dist, std::int64_t generation,
   return std::all_of(members.begin(), members.end(), [&](int w) {
     return dist.lookup(scoped_key(generation, fmt::format("{}/{}", kRewound, w))).has_value();
   });
+}
+
+bool chief_past_last_step(const train::Distribution& dist) {
+  return dist.lookup && dist.lookup(kChiefEndingKey).has_value();
 }
 
 std::optional<AnnouncedRestore> StreamSync::newer_restore() const {
@@ -168,9 +175,9 @@ bool StreamSync::offer(std::int64_t step, const data::DataPosition& offsets) {
   dist_.publish(key(fmt::format("pos/{}/{}", step, dist_.worker_index)), encode(offsets));
   std::string which;
   // A lost chief (allreduce, relaunched) gives way too: the survivors go on without it.
-  std::optional<std::string> v = wait_any({key(fmt::format("ckpt/{}", step)), "stream/chief_ending"}, &which,
+  std::optional<std::string> v = wait_any({key(fmt::format("ckpt/{}", step)), kChiefEndingKey}, &which,
                                           [this] { return newer_restore().has_value() || regroup_planned() || lost(0); });
-  return v && which != "stream/chief_ending" && *v == "1";
+  return v && which != kChiefEndingKey && *v == "1";
 }
 
 std::optional<data::DataPosition> StreamSync::gather(std::int64_t step, const data::DataPosition& own) {
@@ -179,10 +186,12 @@ std::optional<data::DataPosition> StreamSync::gather(std::int64_t step, const da
     if (w == dist_.worker_index) continue;
     std::optional<std::string> v =
         wait_for_worker(w, {key(fmt::format("pos/{}/{}", step, w)), key(fmt::format("final/{}", w))},
-                        [this, w] { return restore_wanted() || newer_restore().has_value() || regroup_planned() || lost(w); });
+                        [this, w] { return restore_wanted() || newer_restore().has_value() || regroup_planned() || lost(w); },
+                        step);
     if (!v) return std::nullopt;
     merge_newest(merged, decode(*v));
   }
+  merge_hand_overs(merged);
   return merged;
 }
 
@@ -193,53 +202,80 @@ void StreamSync::published(std::int64_t step, bool written) {
 bool StreamSync::final_offsets(const data::DataPosition& offsets) {
   if (dist_.workers == 1) return true;
   dist_.publish(key(fmt::format("final/{}", dist_.worker_index)), encode(offsets));
-  return wait_any({key("ckpt/final")}, nullptr, [this] { return newer_restore().has_value(); }).has_value();
+  // A chief lost meanwhile (after the run's last exchange) gives way too: its relaunched
+  // process takes the final state from this group (StreamHooks), then writes the checkpoint.
+  return wait_any({key("ckpt/final"), kFinalWrittenKey}, nullptr,
+                  [this] { return newer_restore().has_value() || chief_lost(); })
+      .has_value();
 }
 
 void StreamSync::published_final() {
-  if (dist_.workers > 1) dist_.publish(key("ckpt/final"), "1");
+  if (dist_.workers == 1) return;
+  dist_.publish(key("ckpt/final"), "1");
+  dist_.publish(kFinalWrittenKey, "1");
 }
 
 void StreamSync::ending() {
-  if (dist_.workers > 1) dist_.publish("stream/chief_ending", "1");
+  if (dist_.workers > 1) dist_.publish(kChiefEndingKey, "1");
 }
 
-data::DataPosition StreamSync::gather_final(const data::DataPosition& own) {
+data::DataPosition StreamSync::gather_final(const data::DataPosition& own,
+                                            const std::function<std::optional<data::DataPosition>(int)>& last_cursor,
+                                            std::vector<int>* taken) {
   ending();  // already said by the chief's last step; a caller that skipped it must not hang
   data::DataPosition merged = kafka_fields(own);
   for (int w : members_) {
     if (w == dist_.worker_index) continue;
+    std::optional<std::string> v =
+        wait_for_worker(w, {key(fmt::format("final/{}", w))}, [this, w] { return lost(w); }, kFinalBarrier);
+    if (v) {
+      merge_newest(merged, decode(*v));
+      continue;
+    }
     // A worker lost after its last exchange: nobody re-forms the group, and its final offsets
-    // never come. The chief fails instead, and the job restarts from its newest checkpoint.
-    std::optional<std::string> v = wait_for_worker(w, {key(fmt::format("final/{}", w))}, [this, w] { return lost(w); });
-    TRIB_CHECK(v.has_value(), Unavailable,
-               "worker {} was lost before handing over its final Kafka offsets: the last checkpoint cannot hold them", w);
-    merge_newest(merged, decode(*v));
+    // never come. Every member applied every step, the last one included, so its cursor of the
+    // last step (the group shares them each step) is exactly what it would have handed over.
+    std::optional<data::DataPosition> at = last_cursor ? last_cursor(w) : std::nullopt;
+    TRIB_CHECK(at.has_value(), Unavailable,
+               "worker {} was lost before handing over its final Kafka offsets, and the group kept no cursor of its "
+               "last step: the last checkpoint cannot hold them",
+               w);
+    merge_newest(merged, kafka_fields(*at));
+    if (taken) taken->push_back(w);
   }
+  merge_hand_overs(merged);
   return merged;
 }
 
 std::optional<std::string> StreamSync::wait_for_worker(int w, const std::vector<std::string>& keys,
-                                                       const std::function<bool()>& give_way) {
-  std::vector<std::string> any = keys;
-  any.push_back(gone_key(w));
+                                                       const std::function<bool()>& give_way, std::int64_t step) {
   for (;;) {
+    // Its departure claim stands in for it while it is gone (and while it comes back, until the
+    // chief admits it: departure_stands); its own offers and finals come first when it has them.
     const bool settles = static_cast<bool>(settle_);
-    std::optional<std::string> v =
-        wait_any(any, nullptr, [&] { return give_way() || (settles && given_up(w)); });
-    if (v || !settles || !given_up(w) || give_way()) return v;
+    std::optional<std::string> v = wait_any(keys, nullptr, [&] {
+      return give_way() || departure_stands(w, step) || (settles && given_up(w));
+    });
+    if (v || give_way()) return v;
+    if (departure_stands(w, step)) return encode(departure_claim(w));
     // Gone for good without a word (the launcher gave up on it): its departure is published
     // now, from the servers' cursor, and taken like a leaver's on the next round.
-    if (!departed(w)) settle_(w);
+    if (settles && given_up(w) && !departed(w)) settle_(w);
   }
 }
 
 void StreamSync::publish_departure(int w, const data::DataPosition& claim) {
-  if (dist_.workers > 1) dist_.publish(gone_key(w), encode(kafka_fields(claim)));
+  if (dist_.workers == 1) return;
+  // The claim first, then its number: a reader that sees the number sees this claim.
+  dist_.publish(gone_key(w), encode(kafka_fields(claim)));
+  dist_.publish(fmt::format("stream/departures/{}", w), std::to_string(returns(w) + 1));
 }
 
 std::optional<data::DataPosition> StreamSync::departed(int w) const {
   if (!dist_.lookup) return std::nullopt;
+  // The number before the claim (publish_departure's order); a claim taken back stands no more.
+  const int d = departures(w);
+  if (d == 0 || d <= returns(w)) return std::nullopt;
   std::optional<std::string> v = dist_.lookup(gone_key(w));
   if (!v || v->empty()) return std::nullopt;
   return decode(*v);

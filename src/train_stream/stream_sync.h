@@ -41,11 +41,23 @@
 // from the servers' cursor. It is not scoped: the barriers take it in place of the worker's
 // offers and final offsets from then on, and the others adopt its partitions
 // (StreamHooks::adopt_departed).
+//
+// Parameter servers, a worker started again at a departed index (`trib scale` up; async):
+// stream/departures/<w> counts w's departures and stream/return/<w> its returns, so a claim
+// stands while departures > returns. The joiner publishes its return (= the departure number
+// it takes back); every other present worker, at its next step boundary, stops reading what
+// it no longer owns with w present and publishes stream/handover/<w>/<r>/<x> (its step and its
+// applied progress of those partitions); the joiner, once it has all, seeks there and says
+// stream/ready/<w>/<r>; the chief admits it at its next step boundary (stream/admit/<w>/<r> =
+// that step). Barriers up to the admission step take the departure claim with the hand-overs
+// merged; later ones wait for the joiner's own offers (stream_returns.cc).
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -126,13 +138,22 @@ class StreamSync {
 
   // Non-chief at its end: hands over its final offsets and waits for the last checkpoint.
   // Returns true once it is published (the caller may then commit to Kafka); false when a
-  // restore newer than this scope was announced first (the caller adopts it: newer_restore).
+  // restore newer than this scope was announced first (the caller adopts it: newer_restore),
+  // or the chief was lost (allreduce: chief_lost(); the caller hands its relaunched process the
+  // final state, then hands over again).
   bool final_offsets(const data::DataPosition& offsets);
+  // Allreduce: whether the chief of this worker's group was lost (relaunched since, or gone).
+  bool chief_lost() const { return !dist_.chief() && lost(0); }
   // Chief, once it takes no more steps: no periodic checkpoint comes any more (offer returns
   // false from here on). Idempotent.
   void ending();
-  // Chief at its end, after ending(): every worker's final offsets merged with its own.
-  data::DataPosition gather_final(const data::DataPosition& own);
+  // Chief at its end, after ending(): every worker's final offsets merged with its own. A
+  // worker lost before handing them over (after the run's last exchange: nobody re-forms) is
+  // taken at `last_cursor` (its cursor of the last step, as the group shared it), and named in
+  // `taken`; Unavailable where that gives none.
+  data::DataPosition gather_final(const data::DataPosition& own,
+                                  const std::function<std::optional<data::DataPosition>(int)>& last_cursor = {},
+                                  std::vector<int>* taken = nullptr);
   // Chief, after publishing the last checkpoint.
   void published_final();
 
@@ -151,6 +172,38 @@ class StreamSync {
   // for such a worker calls it instead of waiting.
   void set_settle(std::function<void(int)> settle) { settle_ = std::move(settle); }
 
+  // Taking a share back (stream_returns.cc). How often worker `w` left for good, and how often
+  // a worker came back at its index (each a count in the store; 0: never).
+  int departures(int w) const;
+  int returns(int w) const;
+  // Joiner at a departed index: it takes departure `r` back (its number: departures()).
+  void publish_return(int r);
+  // A present worker's hand-over of what it read of returning worker `w` (return `r`): its
+  // step and its applied progress of the partitions it gave up (empty when it gave none).
+  struct HandOver {
+    std::int64_t step = 0;
+    data::DataPosition claim;
+  };
+  // False when this worker had handed over already (its lost process did; a relaunch).
+  bool hand_over(int w, int r, const HandOver& h);
+  std::optional<HandOver> handed_over(int w, int r, int by) const;
+  // Worker `w`'s share as it took it back from its latest return (its departure claim and the
+  // hand-overs merged), while it stands; nullopt when it is gone or never left. A relaunched
+  // worker resumes what it has not pushed anything of since from there.
+  std::optional<data::DataPosition> taken_back(int w) const;
+  // Joiner: waits until every present other worker handed over (returns them, by worker), or
+  // nullopt once the chief is ending (the job ends before it could take its share back).
+  std::optional<std::map<int, HandOver>> await_hand_overs(int r);
+  // Joiner, seeked to its handed-over progress: says so, then waits for the chief's admission
+  // (the step it reads from), or nullopt once the chief is ending.
+  std::optional<std::int64_t> await_admission(int r);
+  // Chief at a step boundary: admits every returning worker that is ready, from `step` on.
+  // Returns the workers it admitted.
+  std::vector<int> admit_ready(std::int64_t step);
+  // Waits until checkpoint `step` is published (or the chief is ending): a joiner admitted at
+  // a checkpoint step reads only once that checkpoint, which does not count it, is saved.
+  void await_checkpoint(std::int64_t step);
+
  private:
   // The first of `keys` that is set (its value; `which` names it), or nullopt once
   // `give_way` says so (checked every few tens of ms). Timeout after timeout_.
@@ -164,8 +217,18 @@ class StreamSync {
   bool lost(int w) const { return dist_.worker_lost && dist_.worker_lost(w); }
   // Worker `w`'s value among `keys` (scoped, each with `w`) or its departure, for a barrier;
   // nullopt when `give_way` says so. A worker the launcher gave up on is settled first.
+  // `step`: the barrier's (the final one: kFinalBarrier).
   std::optional<std::string> wait_for_worker(int w, const std::vector<std::string>& keys,
-                                             const std::function<bool()>& give_way);
+                                             const std::function<bool()>& give_way, std::int64_t step);
+  // Whether worker `w`'s departure claim stands in for it at barrier `step`: it left and has
+  // not come back, or came back and was not admitted before that step.
+  bool departure_stands(int w, std::int64_t step) const;
+  // The departure claim of `w` with the hand-overs of its return, if it is returning.
+  data::DataPosition departure_claim(int w) const;
+  // Every hand-over of every return merged into `merged` (a barrier, once all offers are in:
+  // an adopter that handed a partition over before its offer no longer claims it).
+  void merge_hand_overs(data::DataPosition& merged) const;
+  static constexpr std::int64_t kFinalBarrier = std::numeric_limits<std::int64_t>::max();
 
   const train::Distribution& dist_;
   std::chrono::milliseconds timeout_;

@@ -237,10 +237,11 @@ inline std::string tiny_job_with(const std::string& strategy, const std::string&
   return yaml.replace(yaml.find(servers), servers.size(), "strategy: " + strategy);
 }
 
-// Binds `fd` to a port of the kernel's choice on 127.0.0.1; returns the port, or -1.
-inline int bind_loopback(int fd) {
+// Binds `fd` to `port` (0: one of the kernel's choice) on 127.0.0.1; returns the port, or -1.
+inline int bind_loopback(int fd, int port = 0) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof a;
   if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return -1;
@@ -280,7 +281,8 @@ inline int free_port_run(int count) {
 // meets when its port is taken.
 class HeldPort {
  public:
-  HeldPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)), port_(bind_loopback(fd_)) {
+  // `port` 0: one of the kernel's choice; else that one, if it is free.
+  explicit HeldPort(int port = 0) : fd_(::socket(AF_INET, SOCK_STREAM, 0)), port_(bind_loopback(fd_, port)) {
     listening_ = port_ > 0 && ::listen(fd_, 1) == 0;
   }
   ~HeldPort() { ::close(fd_); }

@@ -66,6 +66,11 @@ struct AllreduceUpdateOptions {
   // nothing more is awaited (the chief's word that the run's end is written; at once on the
   // chief). Empty: finish() returns at once.
   std::function<std::shared_ptr<Group>(const Group& current)> await_rejoin{};
+  // A stream job's members other than the chief hand over their final Kafka offsets after
+  // finish(), so the chief's loss there is seen only then: hand_over_after_end() calls this
+  // until it gives null, each group given one that the chief's relaunched process joined.
+  // Empty: hand_over_after_end() hands nothing.
+  std::function<std::shared_ptr<Group>(const Group& current)> await_relaunched_chief{};
   // The schedule includes the linear scaling rule for `scaled_for` workers (0: the group's
   // size at construction); a re-formed group of n workers trains at lr * n / scaled_for.
   bool linear_scaling = false;
@@ -99,9 +104,14 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   // differs fails naming the variable and both shapes.
   void broadcast_variables(VariableStore& vars);
   // Stops the communication thread and drops this strategy's hold on the group (the rank
-  // leaves cleanly once nothing else holds it); first, with options.await_rejoin, hands the
-  // final state to each member it gives, until it gives none.
+  // leaves cleanly once nothing else holds it; with options.await_relaunched_chief it is kept
+  // for hand_over_after_end() until the strategy goes); first, with options.await_rejoin, hands
+  // the final state to each member it gives, until it gives none.
   void finish() override;
+  // After finish(), with options.await_relaunched_chief: hands the final state (variables,
+  // optimizer state, every member's cursor of the last step) to the relaunched chief of each
+  // group it gives. False when it gave none.
+  bool hand_over_after_end() override;
   // One line: workers, buckets, bytes averaged per step, and how much of the exchange
   // backprop hid (time apply() still waited, share of buckets sent before apply()).
   std::string report() const override;
@@ -121,6 +131,7 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   void restore_state(const std::map<std::string, Tensor>& tensors) override { local_->restore_state(tensors); }
 
   std::optional<update::Rollback> take_rollback() override;
+  std::vector<std::string> group_cursors_of(std::int64_t step) const override;
 
   const Group& group() const { return *o_.group; }
   // Groups formed since start (each after a lost worker), and steps undone by them in all.
@@ -160,6 +171,8 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   std::map<std::int64_t, std::vector<std::string>> group_cursors_;
   std::optional<update::Rollback> rollback_;
   VariableStore* vars_ = nullptr;  // the loop's, for hand_over_final_state()
+  // The group finish() left, kept for hand_over_after_end() (options.await_relaunched_chief).
+  std::shared_ptr<Group> finished_group_;
   std::int64_t next_step_ = 0;     // the step after the last one applied
 };
 

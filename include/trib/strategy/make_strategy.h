@@ -37,6 +37,9 @@ struct WorkerLinks {
   // allreduce: after the last step, the group a relaunched chief joined to end the run
   // (collectives::AllreduceUpdateOptions::await_rejoin); empty: none.
   std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> await_rejoin{};
+  // allreduce, a stream job: after finish(), the group a relaunched chief joined in place of one
+  // lost after the run's last exchange (AllreduceUpdateOptions::await_relaunched_chief).
+  std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> await_relaunched_chief{};
   ps::PsRecoveryOptions ps_recovery{};  // ps: surviving a lost server (empty: its loss ends the worker)
   // ps, a stream job whose partitions the job assigns: how the servers' data cursors compare
   // (ps::PsUpdateOptions::cursors); empty: opaque.

@@ -20,6 +20,10 @@ train::RunSummary train(const train::TrainerOptions& options);
 // join, so that its join does not abort the group inside that rollback.
 bool group_rolled_back(const train::Distribution& dist, std::int64_t generation, const std::vector<int>& members);
 
+// Whether the chief has taken its last step (stream/chief_ending): a group re-formed since then
+// waits to hand a relaunched chief the final state, and rolls back no more.
+bool chief_past_last_step(const train::Distribution& dist);
+
 // A parameter-server stream job whose partitions the job assigns (data.kafka.assignment): its
 // lost chief, relaunched, rejoins the running job in place as a lost worker does (the servers'
 // state, its share at its last applied push), instead of the job restarting whole.

@@ -97,6 +97,11 @@ class UpdateStrategy {
   // parameter server, restore announced under kRestoreKey), and this worker, done, says so
   // again to the restored servers, so that the chief does not wait for it.
   virtual void finish_after_restore() {}
+  // After finish(), on a stream job's worker other than the chief, the chief lost after the run's
+  // last exchange: waits for its relaunched process to join and hands it the final state (an
+  // allreduce group's variables, optimizer state and members' cursors of the last step). False
+  // where the strategy has no such path, or none joined.
+  virtual bool hand_over_after_end() { return false; }
   // A few lines for the end-of-run summary (per-PS load, staleness); empty by default.
   virtual std::string report() const { return ""; }
 
@@ -124,6 +129,11 @@ class UpdateStrategy {
   // skipped for a non-finite gradient). After start(): set when this worker joined a running
   // group (the shard it takes).
   virtual std::optional<Rollback> take_rollback() { return std::nullopt; }
+  // Every member's data cursor once step `step` was applied, in the ranks of the group that
+  // applied it, where the strategy shares them each step and still keeps that step's (allreduce
+  // with share_cursors: the last few steps); empty otherwise. A stream job's chief takes a
+  // worker lost after the run's last exchange at its cursor of the last step.
+  virtual std::vector<std::string> group_cursors_of(std::int64_t /*step*/) const { return {}; }
 
   // Optimizer state for checkpoints, as named tensors.
   virtual std::map<std::string, Tensor> state() const { return {}; }

@@ -215,9 +215,26 @@ TEST(Monitoring, PlotDrawsBenchScalingLinesAsImagesPerSecondAgainstWorkers) {
   EXPECT_NE(bad.output.find("notes.txt has no bench=scaling lines"), std::string::npos) << bad.output;
 }
 
+// A held port P whose two ports below are free when it is taken, below the kernel's ephemeral
+// range (32768 up), where the other tests' ports (the kernel's choice) never land: the base
+// P - 2 and ps 0's P - 1 must not be taken by anything else while the job checks them (a port
+// of the ephemeral range was, once, and the job named that one instead).
+std::unique_ptr<HeldPort> hold_port_with_two_free_below() {
+  const int seed = static_cast<int>(::getpid());
+  for (int k = 0; k < 200; ++k) {
+    const int p = 20002 + (seed + 7 * k) % 12000;
+    if (HeldPort(p - 2).listening() && HeldPort(p - 1).listening()) {
+      auto held = std::make_unique<HeldPort>(p);
+      if (held->listening()) return held;
+    }
+  }
+  return nullptr;
+}
+
 TEST(Monitoring, APortInUseStopsTheJobBeforeItStartsNamingThePort) {
-  HeldPort held;
-  ASSERT_TRUE(held.listening());
+  std::unique_ptr<HeldPort> held_port = hold_port_with_two_free_below();
+  ASSERT_NE(held_port, nullptr) << "no port below 32768 with two free ports under it";
+  const HeldPort& held = *held_port;
   const int port = std::stoi(held.address().substr(held.address().rfind(':') + 1));
   TempDir dir("monitoring_port");
   const std::string yaml = dir.file("job.yaml", tiny_job("cluster: {ps: 1, workers: 1}\n"));

@@ -20,6 +20,7 @@
 
 #include "e2e/cluster/supervised_job.h"
 #include "e2e/namespace_lab.h"
+#include "e2e/stream/netns_broker.h"
 #include "e2e/stream/allreduce_stream_util.h"
 #include "e2e/stream/stream_record.h"
 #include "e2e/trib_process.h"
@@ -36,13 +37,12 @@ TEST(NetworkNamespacesStream, AWorkerStartedAgainOnItsHostRejoinsTheRunningGroup
   const std::string secret = dir.file("secret", kSecretHex);
 
   // The broker first, so that it is stopped last.
-  Trib broker("broker", {"broker", "--topics", "transactions", "--partitions", "6"}, lab.exec_in(0));
-  ASSERT_TRUE(wait_until({&broker}, [&] { return broker.printed("bootstrap="); }, 20s)) << broker.output();
-  const std::string bootstrap = broker.find(R"(bootstrap=(127\.0\.0\.1:[0-9]+))");
-  ASSERT_FALSE(bootstrap.empty()) << broker.output();
-  const int broker_port = std::stoi(bootstrap.substr(bootstrap.find(':') + 1));
-  if (std::string why = lab.share_loopback_port(0, broker_port); !why.empty())
-    GTEST_SKIP() << "skipping: the broker cannot be reached across the namespaces: " << why;
+  SharedBroker shared = start_shared_broker(lab);
+  ASSERT_TRUE(shared.failure.empty()) << shared.failure;
+  if (!shared.skip.empty()) GTEST_SKIP() << "skipping: " << shared.skip;
+  Trib& broker = *shared.process;
+  const std::string bootstrap = shared.bootstrap;
+  const int broker_port = shared.port;
 
   // Live, 100 events a second: the survivors still train when worker 2 is started again.
   Trib producer("producer",

@@ -10,10 +10,13 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -150,19 +153,37 @@ TEST(StreamTraining, AParameterServerWorkerNeverRelaunchedHandsItsPartitionsToTh
   fs::remove_all(out);
 }
 
+// The ids worker `w`'s `run`-th process (1: the first) applied, from its record.
+std::vector<std::int64_t> ids_of_run(const fs::path& out, int w, int run) {
+  std::ifstream in(out / "stream_ids" / ("worker-" + std::to_string(w) + ".txt"));
+  std::vector<std::int64_t> ids;
+  int at = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("run ")) {
+      ++at;
+      continue;
+    }
+    if (at != run) continue;
+    std::istringstream ls(line);
+    std::int64_t step = 0, id = 0;
+    ls >> step;
+    while (ls >> id) ids.push_back(id);
+  }
+  return ids;
+}
+
 // `trib scale RUN_DIR --workers 2` once checkpoint 100 is written: worker 2 (the highest) gets
-// SIGTERM and leaves; once its process has ended, `--workers 3` starts a worker 2 again, which
-// takes nothing back (not built yet: it reads nothing), and every event is still trained once.
-TEST(StreamTraining, TribScaleDownAndUpAParameterServerStreamJobTrainsEveryEventOnce) {
-  const fs::path out = testing::fresh_path("stream", "ps-stream-scale");
-  const Departure d{.name = "ps-stream-scale", .fault = "", .extra = {"cluster.max_workers=3"}};
-  int phase = 0;
+// SIGTERM and leaves; once its process has ended, `--workers 3` starts a worker 2 again; with
+// `leave_again`, once that one says it took its partitions back, `--workers 2` makes it leave a
+// second time. `phase` ends at the last step taken (2, or 3 with `leave_again`).
+Ran scale_down_and_up(const Departure& d, const fs::path& out, bool leave_again, int& phase) {
+  phase = 0;
   std::unique_ptr<testing::Trib> scale;
   auto start_scale = [&](int n) {
     scale = std::make_unique<testing::Trib>("scale",
                                             std::vector<std::string>{"scale", out.string(), "--workers", std::to_string(n)});
   };
-  const Ran r = run_departure(d, out, [&](const std::string&, testing::Trib& p) {
+  return run_departure(d, out, [&](const std::string&, testing::Trib& p) {
     if (scale && scale->exited()) {
       EXPECT_EQ(scale->exit_code(), 0) << scale->output();
       scale.reset();
@@ -180,16 +201,105 @@ TEST(StreamTraining, TribScaleDownAndUpAParameterServerStreamJobTrainsEveryEvent
       if (::kill(static_cast<pid_t>(std::stol(m[1])), 0) == 0 || errno != ESRCH) return;
       start_scale(3);
       phase = 2;
+    } else if (phase == 2 && leave_again && p.output().find("worker 2: took its partitions back") != std::string::npos) {
+      // The same index leaves again: its departure 2 goes to the others as the first did.
+      start_scale(2);
+      phase = 3;
     }
   });
+}
+
+// Async: workers 0 and 1 take worker 2's partitions 2 and 5; the worker 2 started again takes
+// them back: each hands its part back at a step boundary, the chief admits it, and it trains
+// from there. Once it reads them again, it leaves a second time. Every event is trained once.
+TEST(StreamTraining, TribScaleDownAndUpAParameterServerStreamJobTrainsEveryEventOnce) {
+  const fs::path out = testing::fresh_path("stream", "ps-stream-scale");
+  const Departure d{.name = "ps-stream-scale", .fault = "", .extra = {"cluster.max_workers=3"}};
+  int phase = 0;
+  const Ran r = scale_down_and_up(d, out, true, phase);
   const std::string& output = r.run.output;
-  ASSERT_EQ(phase, 2) << output;
+  ASSERT_EQ(phase, 3) << output;
   ASSERT_EQ(r.run.exit_code, 0) << output;
   EXPECT_NE(output.find("local cluster: scaling from 3 to 2 worker(s)"), std::string::npos) << output;
   expect_adopted_by_the_others(output, 2, 3);
   EXPECT_TRUE(std::regex_search(output, std::regex("local cluster: worker2 joins \\(pid [0-9]+\\)"))) << output;
-  EXPECT_NE(output.find("worker 2: started again after it left the job for good"), std::string::npos) << output;
+  EXPECT_NE(output.find("worker 2: started again after it left the job for good: asks the workers that took its "
+                        "partitions to hand them back (return 1)"),
+            std::string::npos)
+      << output;
+  EXPECT_TRUE(std::regex_search(output, std::regex(R"(worker 0: worker 2 is back: at step \d+ it hands partition\(s\) )"
+                                                   R"(2 back at its applied progress kafka\.transactions\.2=)")))
+      << output;
+  EXPECT_TRUE(std::regex_search(output, std::regex(R"(worker 1: worker 2 is back: at step \d+ it hands partition\(s\) )"
+                                                   R"(5 back at its applied progress kafka\.transactions\.5=)")))
+      << output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(worker 0: admits worker 2 back into the job at step (\d+))")))
+      << output;
+  EXPECT_TRUE(std::regex_search(output, std::regex("worker 2: took its partitions back: from step " + m[1].str() +
+                                                   " it reads 2, 5 at the handed-over progress")))
+      << output;
+  // It left again after it had read its partitions: the others took them once more.
+  const std::regex left_again(R"(worker 2: leaves the running job at step \d+: its partitions 2, 5 go to the other )");
+  EXPECT_EQ(std::distance(std::sregex_iterator(output.begin(), output.end(), left_again), std::sregex_iterator()), 2)
+      << output;
+  for (int o : {0, 1}) {
+    const std::regex adopted("worker " + std::to_string(o) + ": worker\\(s\\) 2 left the job for good: at step \\d+");
+    EXPECT_EQ(std::distance(std::sregex_iterator(output.begin(), output.end(), adopted), std::sregex_iterator()), 2)
+        << output;
+  }
   EXPECT_EQ(r.runs, 4) << "worker 2's two processes";
+  // The joiner trains again: its second process applied events of its partitions.
+  EXPECT_FALSE(ids_of_run(out, 2, 2).empty()) << output;
+  expect_each_event_once(r.seen, r.events, out, output);
+  fs::remove_all(out);
+}
+
+// Async, the joiner lost (kill -9) once its step 1100 is applied, after it took its share back
+// (admitted around step 700 here): the launcher relaunches it, and it resumes its partitions at
+// its last applied push, not where its departure or the hand-overs had them.
+TEST(StreamTraining, TribScaleUpAJoinerLostAfterItTookItsShareBackResumesAtItsLastAppliedPush) {
+  const fs::path out = testing::fresh_path("stream", "ps-stream-scale-lost");
+  const Departure d{.name = "ps-stream-scale-lost", .fault = "stream-worker-lost-at-step:2:1100",
+                    .extra = {"cluster.max_workers=3"}};
+  int phase = 0;
+  const Ran r = scale_down_and_up(d, out, false, phase);
+  const std::string& output = r.run.output;
+  ASSERT_EQ(phase, 2) << output;
+  ASSERT_EQ(r.run.exit_code, 0) << output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(worker 0: admits worker 2 back into the job at step (\d+))")))
+      << output;
+  ASSERT_LT(std::stoll(m[1]), 1100) << "admitted too late for the fault to hit the joiner: " << output;
+  ASSERT_NE(output.find("TRIB_TEST_FAULT: worker 2 is lost after its step 1100"), std::string::npos) << output;
+  EXPECT_TRUE(std::regex_search(output, std::regex(R"(worker 2: relaunched into the running job at step 1100: its )"
+                                                   R"(partitions 2, 5 continue at its last applied push)")))
+      << output;
+  EXPECT_EQ(r.runs, 5) << "worker 2's three processes";
+  expect_each_event_once(r.seen, r.events, out, output);
+  fs::remove_all(out);
+}
+
+// Sync: taking a share back is not built there (docs/fault_tolerance.md): the worker 2 started
+// again reads nothing, its partitions stay with workers 0 and 1, and every event is still
+// trained once.
+TEST(StreamTraining, TribScaleDownAndUpASyncParameterServerStreamJobTrainsEveryEventOnce) {
+  const fs::path out = testing::fresh_path("stream", "ps-stream-scale-sync");
+  const Departure d{.name = "ps-stream-scale-sync", .mode = "sync", .servers = 1, .fault = "",
+                    .extra = {"cluster.max_workers=3"}};
+  int phase = 0;
+  const Ran r = scale_down_and_up(d, out, false, phase);
+  const std::string& output = r.run.output;
+  ASSERT_EQ(phase, 2) << output;
+  ASSERT_EQ(r.run.exit_code, 0) << output;
+  expect_adopted_by_the_others(output, 2, 3);
+  EXPECT_NE(output.find("worker 2: started again after it left the job for good: its partitions stay with the workers "
+                        "that took them (taking them back is built for async mode only)"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(output.find("is back: at step"), std::string::npos) << output;
+  EXPECT_EQ(r.runs, 4) << "worker 2's two processes";
+  EXPECT_TRUE(ids_of_run(out, 2, 2).empty()) << output;
   expect_each_event_once(r.seen, r.events, out, output);
   fs::remove_all(out);
 }

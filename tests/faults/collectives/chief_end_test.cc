@@ -206,7 +206,7 @@ TEST(AllreduceChiefEnd, AnUnknownFaultValueFailsNamingTheExpectedOne) {
                           "ps-copy-held:INDEX, allreduce-chief-lost-at-final-checkpoint[:PROCESSES], "
                           "allreduce-chief-slow-at-final-checkpoint:SECONDS, allreduce-stream-slow-in-rewind:SECONDS, "
                           "allreduce-stream-slow-after-rewind:SECONDS, "
-                          "allreduce-stream-slow-after-last-step:SECONDS, "
+                          "allreduce-stream-slow-after-last-step:SECONDS, allreduce-stream-end-chief-join-held:SECONDS, "
                           "allreduce-stream-held-before-broadcast:WORKER, allreduce-stream-join-after-checkpoint:STEP, "
                           "allreduce-stream-join-after-step:STEP, allreduce-stream-held-in-rollback:WORKER:N, "
                           "stream-worker-lost-at-step:WORKER:STEP, stream-worker-leaves-at-step:WORKER:STEP, "

@@ -6,11 +6,13 @@
 #include <atomic>
 #include <future>
 #include <map>
-#include <mutex>
+#include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "train/training_state.h"
+#include "unit/train_stream/memory_store.h"
 #include "trib/core/error.h"
 #include "train_stream/stream_sync.h"
 #include "trib/stream/stream_position.h"
@@ -19,28 +21,8 @@
 namespace trib::train_stream {
 namespace {
 
-struct Store {
-  std::mutex mu;
-  std::map<std::string, std::string> values;
-  void set(const std::string& k, const std::string& v) {
-    std::lock_guard lock(mu);
-    values[k] = v;
-  }
-  std::optional<std::string> get(const std::string& k) {
-    std::lock_guard lock(mu);
-    auto it = values.find(k);
-    return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
-  }
-};
-
-train::Distribution worker(Store& store, int index, int workers = 2) {
-  train::Distribution d;
-  d.worker_index = index;
-  d.workers = workers;
-  d.publish = [&store](const std::string& k, const std::string& v) { store.set(k, v); };
-  d.lookup = [&store](const std::string& k) { return store.get(k); };
-  return d;
-}
+using testing::Store;
+using testing::worker;
 
 data::DataPosition at(std::int32_t partition, std::int64_t offset) {
   data::DataPosition p;
@@ -170,11 +152,40 @@ TEST(StreamSyncRegroup, TheChiefsBarrierGivesWayForALostWorker) {
   EXPECT_FALSE(gathered.get()) << "no checkpoint without worker 2's offsets";
   chief.published(200, false);
   EXPECT_FALSE(offered.get()) << "not written: worker 1 does not commit";
-  // Lost after its last exchange: its final offsets never come, and the chief says so.
+  // Lost after its last exchange: its final offsets never come. With no cursor of its last
+  // step the chief says so; with one (the group's table) it takes worker 2's progress there.
   auto final1 = std::async(std::launch::async, [&] { return other.final_offsets(at(1, 11)); });
   EXPECT_THROW(chief.gather_final(at(0, 5)), Unavailable);
-  chief.published_final();  // as the failing chief's end would not: released for the test's sake
-  final1.get();
+  std::vector<int> taken;
+  const auto cursor = [](int w) { return w == 2 ? std::optional<data::DataPosition>(at(2, 7)) : std::nullopt; };
+  EXPECT_EQ(stream::offsets_of(chief.gather_final(at(0, 5), cursor, &taken), "t"),
+            (stream::PartitionOffsets{{0, 5}, {1, 11}, {2, 7}}));
+  EXPECT_EQ(taken, std::vector<int>{2}) << "worker 1 handed its final offsets over";
+  chief.published_final();
+  EXPECT_TRUE(final1.get());
+}
+
+// Allreduce: the chief lost after the run's last exchange, while the others wait for the last
+// checkpoint: they give way (to hand its relaunched process the final state), and a last
+// checkpoint written in another scope (the relaunched chief's) releases them.
+TEST(StreamSyncRegroup, TheFinalBarrierGivesWayForALostChiefAndTakesItsRelaunchsCheckpoint) {
+  Store store;
+  std::atomic<bool> chief_lost{false};
+  train::Distribution d1 = worker(store, 1, 3);
+  d1.worker_lost = [&](int w) { return w == 0 && chief_lost.load(); };
+  const train::Distribution d0 = worker(store, 0, 3);
+  StreamSync other(d1, kShort), relaunched(d0, kShort);
+  other.set_scope(4);
+  EXPECT_FALSE(other.chief_lost());
+  auto waited = std::async(std::launch::async, [&] { return other.final_offsets(at(1, 11)); });
+  chief_lost = true;
+  EXPECT_FALSE(waited.get());
+  EXPECT_TRUE(other.chief_lost());
+  chief_lost = false;  // its relaunched process joined and took the final state
+  auto again = std::async(std::launch::async, [&] { return other.final_offsets(at(1, 11)); });
+  relaunched.published_final();  // scope 0: it rewound nothing
+  EXPECT_TRUE(again.get());
+  EXPECT_FALSE(relaunched.chief_lost()) << "the chief itself never gives way for itself";
 }
 
 TEST(StreamSyncRegroup, ABarrierGivesWayToANewerGroup) {
