@@ -217,6 +217,11 @@ ps::PsRecoveryOptions ps_recovery(cluster::Member& member, const RoleArgs& args,
     check_running();
     return m->store().try_get(key);
   };
+  r.given_up_workers = [m, limit = job.cluster.max_workers_or_default()] {
+    int n = 0;
+    for (int w = 0; w < limit; ++w) n += m->store().try_get(cluster::membership_key::given_up(w)) == "1";
+    return n;
+  };
   r.generation = [m] {
     std::optional<std::string> g = m->store().try_get(cluster::membership_key::kGeneration);
     return g && !g->empty() ? std::stoll(*g) : m->generation();

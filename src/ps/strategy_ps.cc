@@ -499,7 +499,10 @@ void PsUpdate::wait_for_other_workers() {
       training = std::min(training, s.workers_training);
       away = std::max(away, s.workers_away);
     }
-    const bool wait_lost = away > 0 && Clock::now() - start < kLostGrace;
+    // No relaunch is coming for a worker the launcher gave up on: no grace for it.
+    const bool relaunch_possible =
+        away > 0 && (!o_.recovery.given_up_workers || away > static_cast<std::uint64_t>(o_.recovery.given_up_workers()));
+    const bool wait_lost = relaunch_possible && Clock::now() - start < kLostGrace;
     if ((training == 0 && !wait_lost) || Clock::now() >= deadline) {
       if (waited && o_.log) o_.log(fmt::format("worker 0: every other worker is done ({} lost)", away));
       break;

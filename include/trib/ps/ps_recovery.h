@@ -35,6 +35,11 @@ struct PsRecoveryOptions {
   // The job's rendezvous store.
   std::function<void(const std::string& key, const std::string& value)> publish;
   std::function<std::optional<std::string>(const std::string& key)> lookup;
+  // How many workers no process will come back for: the launcher gave up on them
+  // (cluster.max_restarts spent, or 0; cluster/membership_keys.h given_up). The chief's
+  // finish stops waiting out its grace for lost workers once every one away is such.
+  // Empty: none known (under `trib coordinator`, whose supervisors may start one again).
+  std::function<int()> given_up_workers;
   // The membership's generation now. A restore continues in a generation newer than every
   // request sent before it: the relaunched server's join started one.
   std::function<std::int64_t()> generation;
