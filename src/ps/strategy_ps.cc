@@ -488,6 +488,8 @@ void PsUpdate::wait_for_other_workers() {
   // A lost worker is waited for a grace period (its relaunch), not forever.
   constexpr std::chrono::seconds kLostGrace{30};
   const auto start = Clock::now(), deadline = start + o_.wait_timeout;
+  std::uint64_t given_up = 0;  // workers the launcher gave up on, as last read
+  auto next_given_up_read = start;
   for (bool waited = false;; waited = true) {
     // A worker says done only once its last push reached every server, so one server that
     // knows it is done is enough: the fewest training wins. (A relaunched server never heard
@@ -499,10 +501,13 @@ void PsUpdate::wait_for_other_workers() {
       training = std::min(training, s.workers_training);
       away = std::max(away, s.workers_away);
     }
-    // No relaunch is coming for a worker the launcher gave up on: no grace for it.
-    const bool relaunch_possible =
-        away > 0 && (!o_.recovery.given_up_workers || away > static_cast<std::uint64_t>(o_.recovery.given_up_workers()));
-    const bool wait_lost = relaunch_possible && Clock::now() - start < kLostGrace;
+    // No relaunch is coming for a worker the launcher gave up on: no grace for it. Its count
+    // is a store lookup per worker index, so it is read at most once a second.
+    if (away > given_up && o_.recovery.given_up_workers && Clock::now() >= next_given_up_read) {
+      given_up = static_cast<std::uint64_t>(o_.recovery.given_up_workers());
+      next_given_up_read = Clock::now() + std::chrono::seconds(1);
+    }
+    const bool wait_lost = away > given_up && Clock::now() - start < kLostGrace;
     if ((training == 0 && !wait_lost) || Clock::now() >= deadline) {
       if (waited && o_.log) o_.log(fmt::format("worker 0: every other worker is done ({} lost)", away));
       break;
