@@ -77,6 +77,10 @@ void ConnectionBase::dispatch(InboundFrame frame) {
       auto self = weak_from_this().lock();
       if (!self || !executor_) return;
       auto type = frame.type();
+      {
+        std::lock_guard lock(close_mu_);
+        ++(type == MessageType::request ? queued_requests_ : queued_notifies_);
+      }
       executor_->submit([self, tag, type, message = to_message(frame)]() mutable {
         self->serve(tag, type, std::move(message));
       });
@@ -87,8 +91,23 @@ void ConnectionBase::dispatch(InboundFrame frame) {
   }
 }
 
+void ConnectionBase::served(MessageType type) {
+  {
+    std::lock_guard lock(close_mu_);
+    --(type == MessageType::request ? queued_requests_ : queued_notifies_);
+  }
+  served_cv_.notify_all();
+}
+
 void ConnectionBase::serve(std::uint64_t tag, MessageType type, Message request) {
-  if (!is_open()) return;
+  struct Served {
+    ConnectionBase* self;
+    MessageType type;
+    ~Served() { self->served(type); }
+  } served_on_exit{this, type};
+  // A notification received before the peer's goodbye is still delivered: the peer counts
+  // it sent. A request is not served once closed: nobody is left to take its reply.
+  if (owner_closed_.load() || (type == MessageType::request && !is_open())) return;
   Message reply;
   try {
     TRIB_CHECK(static_cast<bool>(handlers_.on_request), Unavailable,
@@ -132,6 +151,10 @@ void ConnectionBase::send_error_reply(std::uint64_t tag, std::exception_ptr erro
 }
 
 bool ConnectionBase::mark_closed(const std::string& reason, CloseKind kind) {
+  if (kind == CloseKind::local) {
+    owner_closed_ = true;
+    served_cv_.notify_all();  // a close handler waiting for notifications now has nobody to tell
+  }
   {
     std::lock_guard lock(close_mu_);
     if (!close_reason_.empty()) return false;
@@ -143,6 +166,14 @@ bool ConnectionBase::mark_closed(const std::string& reason, CloseKind kind) {
   pending_.close(reason);
   if (kind == CloseKind::fault && was_open) context_->log(reason);
   return true;
+}
+
+void ConnectionBase::drain_notifications() {
+  std::unique_lock lock(close_mu_);
+  // Bounded: a notification handler that blocks must not hold the close back for long.
+  served_cv_.wait_for(lock, options().peer_timeout, [&] {
+    return queued_notifies_ == 0 || queued_requests_ > 0 || owner_closed_.load();
+  });
 }
 
 void ConnectionBase::notify_closed_last() {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -57,6 +58,12 @@ class ConnectionBase : public Connection, public std::enable_shared_from_this<Co
   // Closes with `reason` unless already closed (first reason wins); fails pending requests.
   // Returns whether this call was the one that closed.
   bool mark_closed(const std::string& reason, CloseKind kind);
+  // Once the receive thread has read its last frame: waits until the notifications received
+  // have been handled, so that a peer's last messages reach the owner before its close
+  // handler does (and before the connection counts as finished, to be reaped), unless a
+  // request handler is in the executor's way (it may be waiting for this very close) or the
+  // owner closed the connection. Bounded by the peer timeout.
+  void drain_notifications();
   // Calls the close handler if the connection was closed by anything but close(). Meant
   // to be the last thing the receive thread does: the handler may drop the last reference.
   void notify_closed_last();
@@ -77,6 +84,7 @@ class ConnectionBase : public Connection, public std::enable_shared_from_this<Co
 
  private:
   void serve(std::uint64_t tag, MessageType type, Message request);
+  void served(MessageType type);  // a dispatched request or notification left the executor
   void send_error_reply(std::uint64_t tag, std::exception_ptr error);
 
   std::shared_ptr<NetContext> context_;
@@ -87,6 +95,11 @@ class ConnectionBase : public Connection, public std::enable_shared_from_this<Co
   mutable std::mutex close_mu_;
   std::string close_reason_;
   bool closed_locally_ = false;
+  // Once the owner calls close() no handler runs again: it may be destroying itself.
+  std::atomic<bool> owner_closed_{false};
+  // Dispatched and not yet served (close_mu_): drain_notifications() waits for them.
+  int queued_notifies_ = 0, queued_requests_ = 0;
+  std::condition_variable served_cv_;
   std::unique_ptr<SerialExecutor> executor_ = std::make_unique<SerialExecutor>();
 };
 

@@ -125,6 +125,7 @@ void InProcConnection::receive_main() {
     }
     handle(std::move(frame));
   }
+  drain_notifications();
   finished_ = true;
   notify_closed_last();  // must stay last: the close handler may destroy this connection
 }

@@ -205,6 +205,7 @@ void TcpConnection::receive_main(std::string accepted_from) {
     }
   }
   receive_loop();
+  drain_notifications();
   finished_ = true;
   notify_closed_last();  // must stay last: the close handler may destroy this connection
 }

@@ -235,6 +235,35 @@ TYPED_TEST(TransportTest, NotifyReachesTheHandlerWithoutAReply) {
   EXPECT_TRUE(testing::eventually([&] { return got.load() == 12; }));
 }
 
+// A peer's last notifications, then its goodbye: the handler gets every one of them, and the
+// close handler only after them (a pipeline stage's last gradients, then its exit). The slow
+// handler keeps them queued when the goodbye is read.
+TYPED_TEST(TransportTest, NotificationsSentBeforeAPeersCloseAreHandledBeforeItsCloseHandler) {
+  std::mutex mu;
+  std::vector<std::string> events;
+  Handlers server_handlers;
+  server_handlers.on_request = [&](Message m, const PeerIdentity&) {
+    std::this_thread::sleep_for(30ms);
+    std::lock_guard lock(mu);
+    events.push_back(std::to_string(m.method));
+    return Message{};
+  };
+  server_handlers.on_close = [&](const PeerIdentity&, std::string_view) {
+    std::lock_guard lock(mu);
+    events.push_back("closed");
+  };
+  auto listener = this->serve(server_handlers);
+  auto conn = this->connect(*listener);
+  for (std::uint32_t m = 1; m <= 5; ++m) conn->notify(Message{m, "", {}});
+  conn->close();
+  ASSERT_TRUE(testing::eventually([&] {
+    std::lock_guard lock(mu);
+    return events.size() == 6;
+  })) << fmt::format("{}", fmt::join(events, " "));
+  std::lock_guard lock(mu);
+  EXPECT_EQ(events, (std::vector<std::string>{"1", "2", "3", "4", "5", "closed"}));
+}
+
 TYPED_TEST(TransportTest, ReplyIsReceivedIntoTheCallersTensor) {
   auto listener = this->serve({[](Message m, const PeerIdentity&) {
     return Message{0, "", Tensor::full(Shape{2, 8}, static_cast<float>(m.method))};
