@@ -102,6 +102,16 @@ class Supervisor {
     return fmt::format("{} (pid {}): {} ({})", c.name(), c.pid(), error, c.describe_exit());
   }
 
+  // Besides `failed`, the children that had already exited with an error when it was seen:
+  // one of them may be the cause (a stage that failed first, its neighbour reporting the
+  // closed link), and the order in which exits are noticed does not say which.
+  std::vector<const ChildProcess*> also_failed(const ChildProcess* failed) {
+    std::vector<const ChildProcess*> out;
+    for (const auto& c : children_)
+      if (c.get() != failed && c->poll_exit() && !c->succeeded() && !excused_.contains(c.get())) out.push_back(c.get());
+    return out;
+  }
+
   // "ps0 (pid 12), worker0 (pid 13)"
   std::string describe() const {
     std::string out;
@@ -314,6 +324,8 @@ int run_local_cluster(const LocalClusterOptions& o) {
     if (failed) {
       quiet = true;
       board.print(fmt::format("trib: error: {}; stopping the cluster", sup.describe_failure(*failed)));
+      for (const ChildProcess* other : sup.also_failed(failed))
+        board.print(fmt::format("trib: error: also {}", sup.describe_failure(*other)));
       if (failed->term_signal() != 0 || !lost_unrecovered.empty()) {
         if (!o.loss_note.empty()) board.print("trib: " + o.loss_note);
         if (o.lost_process != nullptr)
