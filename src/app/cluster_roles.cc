@@ -387,7 +387,7 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
   // Stream jobs: workers hand their Kafka offsets to the chief through the coordinator's store.
   o.distribution.publish = [&member](const std::string& key, const std::string& value) { member->store().set(key, value); };
   o.distribution.lookup = [&member](const std::string& key) { return member->store().try_get(key); };
-  o.distribution.fault_point = stream_fault_point(m.index);  // tests only (app/fault_hooks.h)
+  o.distribution.fault_point = stream_fault_point(m.index, m.run_dir);  // tests only (app/fault_hooks.h)
 
   // Named by its index: a peer's error then says which worker it lost.
   auto data_plane = transport_for("worker", args, net_options(job), log, m.index);

@@ -40,6 +40,7 @@ constexpr const char* kStreamWorkerLostAfterRewind = "stream-worker-lost-after-r
 constexpr const char* kStreamHeldInRollback = "allreduce-stream-held-in-rollback";
 constexpr const char* kStreamWorkerLostBetweenPushes = "stream-worker-lost-between-pushes";
 constexpr const char* kStreamWorkerLeavesAtStep = "stream-worker-leaves-at-step";
+constexpr const char* kStreamWorkerLostBeforeHandBack = "stream-worker-lost-before-hand-back";
 
 struct Fault {
   // "ps-lost-at-final-gather", "ps-copy-held" (with a server index),
@@ -96,7 +97,8 @@ Fault parse_fault() {
   for (const char* kind : {"ps-lost-at-final-gather", "ps-copy-held", kAllreduceChiefSlowAtFinalCheckpoint,
                            kAllreduceChiefLostAtFinalCheckpoint, kStreamSlowInRewind, kStreamSlowAfterRewind,
                            kStreamSlowAfterLastStep, kStreamHeldBeforeBroadcast, kStreamJoinAfterCheckpoint,
-                           kStreamJoinAfterStep, kStreamWorkerLostAfterRewind, kStreamEndChiefJoinHeld}) {
+                           kStreamJoinAfterStep, kStreamWorkerLostAfterRewind, kStreamEndChiefJoinHeld,
+                           kStreamWorkerLostBeforeHandBack}) {
     const std::string prefix = std::string(kind) + ":";
     try {
       if (text.starts_with(prefix)) f = {kind, std::stoi(text.substr(prefix.size()))};
@@ -106,12 +108,13 @@ Fault parse_fault() {
   TRIB_CHECK(f.index >= 0, InvalidArgument,
              "{}={}: expected ps-lost-at-final-gather:INDEX, ps-copy-held:INDEX, {}[:PROCESSES], {}:SECONDS, "
              "{}:SECONDS, {}:SECONDS, {}:SECONDS, {}:SECONDS, {}:WORKER, {}:STEP, {}:STEP, {}:WORKER:N, "
-             "{}:WORKER:STEP, {}:WORKER:STEP, {}:WORKER or {}:WORKER:STEP",
+             "{}:WORKER:STEP, {}:WORKER:STEP, {}:WORKER, {}:WORKER or {}:WORKER:STEP",
              kFaultVariable, text, kAllreduceChiefLostAtFinalCheckpoint, kAllreduceChiefSlowAtFinalCheckpoint,
              kStreamSlowInRewind, kStreamSlowAfterRewind, kStreamSlowAfterLastStep, kStreamEndChiefJoinHeld,
              kStreamHeldBeforeBroadcast,
              kStreamJoinAfterCheckpoint, kStreamJoinAfterStep, kStreamHeldInRollback, kStreamWorkerLostAtStep,
-             kStreamWorkerLeavesAtStep, kStreamWorkerLostAfterRewind, kStreamWorkerLostBetweenPushes);
+             kStreamWorkerLeavesAtStep, kStreamWorkerLostAfterRewind, kStreamWorkerLostBeforeHandBack,
+             kStreamWorkerLostBetweenPushes);
   return f;
 }
 #endif
@@ -192,9 +195,21 @@ std::function<void()> allreduce_fault_hook(int index, int chief_relaunches) {
 #endif
 }
 
-std::function<void(const std::string&)> stream_fault_point(int index) {
+std::function<void(const std::string&)> stream_fault_point(int index, const std::string& run_dir) {
 #if TRIB_FAULT_HOOKS
   const Fault f = parse_fault();
+  if (f.kind == kStreamWorkerLostBeforeHandBack) {
+    if (f.index != index) return {};
+    // Its relaunch hands the share back in its place: only the first process is lost, which
+    // leaves this mark in the run directory.
+    const std::filesystem::path mark = std::filesystem::path(run_dir) / fmt::format("fault-lost-before-hand-back-{}", index);
+    if (std::filesystem::exists(mark)) return {};
+    return [index, mark](const std::string& point) {
+      if (point != kStreamBeforeHandBack) return;
+      std::ofstream(mark) << "lost\n";
+      lose_this_process(fmt::format("worker {} is lost before it hands a returning worker's share back", index));
+    };
+  }
   if (f.kind == kStreamWorkerLostAtStep) {
     if (f.index != index) return {};
     // Its step's update applied by the servers and its id line written: a clean point, so
@@ -257,6 +272,7 @@ std::function<void(const std::string&)> stream_fault_point(int index) {
   };
 #else
   (void)index;
+  (void)run_dir;
   return {};
 #endif
 }

@@ -61,6 +61,12 @@
 // parameter-server worker then leaves the job at that step boundary, as `trib scale` down
 // makes it, at a step the test knows.
 //
+// TRIB_TEST_FAULT=stream-worker-lost-before-hand-back:W makes worker W of a parameter-server
+// stream job kill itself (SIGKILL) at the step boundary where it would first hand a returning
+// worker's share back (`trib scale` up after a departure), before it does: the returning
+// worker then waits for W's relaunch to hand it over. Only the first process does (it leaves a
+// mark in the run directory).
+//
 // TRIB_TEST_FAULT=stream-worker-lost-between-pushes:W:S makes worker W of a parameter-server
 // job with several servers kill itself (SIGKILL) once its push of step S to server 0 is
 // answered, its pushes of that step to the other servers held back: a worker lost between its
@@ -84,6 +90,9 @@ inline constexpr const char* kFaultVariable = "TRIB_TEST_FAULT";
 inline constexpr const char* kStreamStepApplied = "stream-step-applied";
 // The fault point a stream worker names once it has rewound in place to a restored checkpoint.
 inline constexpr const char* kStreamRewound = "stream-rewound";
+// The fault point a parameter-server stream worker names at a step boundary just before it
+// hands a returning worker's share back (stream_departures.cc).
+inline constexpr const char* kStreamBeforeHandBack = "stream-before-hand-back";
 
 // Fails naming the variable if its text is not one of the faults above (a process checks it
 // before it joins the job: a member lost first would end the job before the line is printed).
@@ -101,7 +110,7 @@ std::function<void(const net::Message&)> backup_fault_hook(int index, bool relau
 std::function<void()> allreduce_fault_hook(int index, int chief_relaunches);
 
 // Worker `index`'s train::Distribution::fault_point for the stream faults above, or empty.
-std::function<void(const std::string&)> stream_fault_point(int index);
+std::function<void(const std::string&)> stream_fault_point(int index, const std::string& run_dir);
 
 // Worker `index`'s ps::PsUpdateOptions::on_exchange for the fault between pushes above (run
 // `run_dir`), or empty.

@@ -85,17 +85,26 @@ void StreamHooks::hand_back_returned(train::LoopContext& ctx) {
     if (w == dist.worker_index) continue;
     const int r = sync.returns(w);
     if (r == 0 || r != sync.departures(w) || handed_back_[w] >= r) continue;
+    if (ctx.distribution.fault_point) ctx.distribution.fault_point("stream-before-hand-back");  // tests only
     handed_back_[w] = r;
     // Its applied progress of what it gives up, at this step boundary: with parameter servers,
     // that of the last push the servers answered.
     auto [given, claim] = source_.hand_back(w);
     if (!sync.hand_over(w, r, {.step = ctx.step, .claim = claim})) continue;
-    ctx.progress.message(fmt::format("worker {}: worker {} is back: at step {} it hands {} back{}, and reads {}",
-                                     dist.worker_index, w, ctx.step,
-                                     given.empty() ? std::string("none of its partitions")
-                                                   : fmt::format("partition(s) {}", fmt::join(given, ", ")),
-                                     given.empty() ? std::string() : " at its applied progress " + claim.to_string(),
-                                     fmt::join(source_.kafka().assignment(), ", ")));
+    // Relaunched since it adopted them, it reads none of them: what goes back is the progress
+    // its lost process applied of them (its resumed cursor).
+    std::vector<std::int32_t> left_by_lost;
+    if (given.empty())
+      for (const auto& [p, progress] : stream::progress_in(claim, ctx.job.data.kafka.topic)) left_by_lost.push_back(p);
+    const std::string what =
+        !given.empty() ? fmt::format("partition(s) {} back at its applied progress {}", fmt::join(given, ", "),
+                                     claim.to_string())
+        : !left_by_lost.empty()
+            ? fmt::format("partition(s) {} back at the progress its lost process applied {}", fmt::join(left_by_lost, ", "),
+                          claim.to_string())
+            : std::string("none of its partitions back");
+    ctx.progress.message(fmt::format("worker {}: worker {} is back: at step {} it hands {}, and reads {}",
+                                     dist.worker_index, w, ctx.step, what, fmt::join(source_.kafka().assignment(), ", ")));
   }
 }
 

@@ -280,6 +280,48 @@ TEST(StreamTraining, TribScaleUpAJoinerLostAfterItTookItsShareBackResumesAtItsLa
   fs::remove_all(out);
 }
 
+// Async, worker 1 lost (kill -9) at the step boundary where it would hand its part of worker
+// 2's share back (TRIB_TEST_FAULT=stream-worker-lost-before-hand-back:1): the joiner waits; the
+// launcher relaunches worker 1, which resumes at its last applied push, partition 5 included,
+// and hands it back in its place. The chief then admits the joiner, and every event is trained
+// once.
+TEST(StreamTraining, TribScaleUpAnAdopterLostBeforeItHandsTheShareBackHandsItBackFromItsRelaunch) {
+  const fs::path out = testing::fresh_path("stream", "ps-stream-scale-adopter-lost");
+  const Departure d{.name = "ps-stream-scale-adopter-lost", .fault = "stream-worker-lost-before-hand-back:1",
+                    .extra = {"cluster.max_workers=3"}};
+  int phase = 0;
+  const Ran r = scale_down_and_up(d, out, false, phase);
+  const std::string& output = r.run.output;
+  ASSERT_EQ(phase, 2) << output;
+  ASSERT_EQ(r.run.exit_code, 0) << output;
+  ASSERT_NE(output.find("TRIB_TEST_FAULT: worker 1 is lost before it hands a returning worker's share back"),
+            std::string::npos)
+      << output;
+  EXPECT_TRUE(std::regex_search(output, std::regex(R"(worker1 \(pid \d+\) was killed by signal 9.*; relaunching)")))
+      << output;
+  // The relaunch reads only its own partitions; partition 5 goes back at what its lost process
+  // applied of it, which the joiner then starts from.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(output, m,
+                                std::regex(R"(worker 1: worker 2 is back: at step \d+ it hands partition\(s\) 5 back at )"
+                                           R"(the progress its lost process applied (kafka\.transactions\.5=\d+))")))
+      << output;
+  const std::string handed = m[1].str();
+  EXPECT_TRUE(std::regex_search(output, std::regex(R"(worker 1: relaunched into the running job at step \d+: its )"
+                                                   R"(partitions 1, 4 continue at its last applied push: .*)" +
+                                                   std::regex_replace(handed, std::regex(R"(\.)"), R"(\.)"))))
+      << output;
+  ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(worker 0: admits worker 2 back into the job at step (\d+))")))
+      << output;
+  EXPECT_TRUE(std::regex_search(output, std::regex("worker 2: took its partitions back: from step " + m[1].str() +
+                                                   " it reads 2, 5 at the handed-over progress kafka\\.transactions\\.2=\\d+ " +
+                                                   std::regex_replace(handed, std::regex(R"(\.)"), R"(\.)"))))
+      << output;
+  EXPECT_FALSE(ids_of_run(out, 2, 2).empty()) << output;
+  expect_each_event_once(r.seen, r.events, out, output);
+  fs::remove_all(out);
+}
+
 // Sync: taking a share back is not built there (docs/fault_tolerance.md): the worker 2 started
 // again reads nothing, its partitions stay with workers 0 and 1, and every event is still
 // trained once.
