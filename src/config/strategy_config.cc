@@ -13,7 +13,7 @@ namespace {
 // One table per enum: the names a job file may use, in enum order.
 constexpr std::string_view kStrategyNames[] = {"local", "ps", "allreduce", "pipeline"};
 constexpr std::string_view kPsModes[] = {"sync", "async", "bounded", "averaging"};
-constexpr std::string_view kPlacements[] = {"round_robin", "greedy", "partitioned"};
+constexpr std::string_view kPlacements[] = {"round_robin", "greedy", "partitioned", "balanced"};
 constexpr std::string_view kCompressions[] = {"none", "bf16", "fp16"};
 constexpr std::string_view kSchedules[] = {"gpipe", "1f1b"};
 

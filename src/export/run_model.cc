@@ -39,13 +39,11 @@ CheckpointVariables load_variables(const RunModel& run, const fs::path& checkpoi
   Checkpoint ckpt = Checkpoint::load(checkpoint_dir);  // verifies every CRC32C
   auto vars = std::make_shared<VariableStore>();
   for (const nn::Parameter& p : run.parameters) {
-    TRIB_CHECK(ckpt.contains(p.name), NotFound, "checkpoint {} has no tensor '{}' that the model needs",
-               checkpoint_dir.string(), p.name);
-    const Tensor& t = ckpt.tensor(p.name);
+    const Tensor t = ckpt.variable(p.name);  // whole, or joined from a parameter server's row slices
     TRIB_CHECK(t.dtype() == DType::f32 && t.shape() == p.shape, ShapeError,
                "checkpoint {}: tensor '{}' is {} but the model needs f32{}", checkpoint_dir.string(), p.name,
                t.spec_string(), p.shape.to_string());
-    vars->set(p.name, t.clone());
+    vars->set(p.name, t);
   }
   return CheckpointVariables{ckpt.step(), checkpoint_dir, std::move(vars)};
 }

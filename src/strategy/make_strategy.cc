@@ -24,6 +24,7 @@ ps::PlacementStrategy placement_strategy(config::PsPlacement p) {
     case config::PsPlacement::round_robin: return ps::PlacementStrategy::round_robin;
     case config::PsPlacement::greedy: return ps::PlacementStrategy::greedy;
     case config::PsPlacement::partitioned: return ps::PlacementStrategy::partitioned;
+    case config::PsPlacement::balanced: return ps::PlacementStrategy::balanced;
   }
   throw InvalidArgument("unknown strategy.placement");
 }

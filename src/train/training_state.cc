@@ -58,13 +58,11 @@ ValidCheckpoint find_resume_checkpoint(const fs::path& run_dir, std::FILE* log) 
 
 void restore_variables(const Checkpoint& ckpt, const std::vector<nn::Parameter>& params, VariableStore& vars) {
   for (const nn::Parameter& p : params) {
-    TRIB_CHECK(ckpt.contains(p.name), NotFound, "checkpoint {} has no tensor '{}' that the model needs",
-               ckpt.dir().string(), p.name);
-    const Tensor& t = ckpt.tensor(p.name);
+    const Tensor t = ckpt.variable(p.name);  // whole, or joined from a parameter server's row slices
     TRIB_CHECK(t.dtype() == DType::f32 && t.shape() == p.shape, ShapeError,
                "checkpoint {}: tensor '{}' is {} but the model needs f32{}", ckpt.dir().string(), p.name,
                t.spec_string(), p.shape.to_string());
-    vars.set(p.name, t.clone());
+    vars.set(p.name, t);
   }
 }
 

@@ -16,14 +16,12 @@ std::uint32_t variables_crc32c(const VariableStore& vars) {
 std::int64_t UpdateStrategy::start(VariableStore& vars, const Checkpoint* checkpoint) {
   if (checkpoint == nullptr) return 0;
   for (const std::string& name : vars.names()) {
-    TRIB_CHECK(checkpoint->contains(name), NotFound, "checkpoint {} has no tensor '{}' that the model needs",
-               checkpoint->dir().string(), name);
     Tensor& v = vars.get(name);
-    const Tensor& t = checkpoint->tensor(name);
+    const Tensor t = checkpoint->variable(name);  // whole, or joined from a parameter server's row slices
     TRIB_CHECK(t.dtype() == v.dtype() && t.shape() == v.shape(), ShapeError,
                "checkpoint {}: tensor '{}' is {} but the model needs {}", checkpoint->dir().string(), name,
                t.spec_string(), v.spec_string());
-    vars.set(name, t.clone());
+    vars.set(name, t);
   }
   restore_state(checkpoint->tensors_with_prefix("slot/"));
   return checkpoint->step();

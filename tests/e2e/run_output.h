@@ -23,6 +23,9 @@ inline double final_accuracy(const std::string& output) {
 // purpose: two fault-free runs of an asynchronous job differ by about a point, so a faulted run
 // may end a little better than the one fault-free run it is compared with (it did, by 0.0115);
 // what a fault must not do is cost accuracy. Exactly-once delivery is checked by update counts.
+// The jobs compared evaluate on the whole test set (data.test_subset=10000): on 2000 examples
+// twelve fault-free runs of the parameter-server replica job spread over 0.8525-0.8630, on all
+// 10,000 over 0.8393-0.8444, so a point's margin is no longer within reach of the noise.
 inline ::testing::AssertionResult loses_at_most(double faulted, double fault_free, double points) {
   if (faulted >= fault_free - points) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "accuracy " << faulted << " is " << (fault_free - faulted)

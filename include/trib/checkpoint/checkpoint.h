@@ -86,6 +86,10 @@ class Checkpoint {
   // Throws NotFound naming the tensor and the checkpoint.
   const Tensor& tensor(std::string_view name) const;
   const TensorMap& tensors() const { return tensors_; }
+  // Variable `name` whole, as a copy: its tensor, or the row slices that parameter servers
+  // with a split placement wrote ("name@0", "name@392", ...) joined. Throws NotFound ("has no
+  // tensor 'name' that the model needs") or Corruption (slices that do not tile it).
+  Tensor variable(std::string_view name) const;
   // The tensors whose names start with `prefix` (for example "slot/" for optimizer slots).
   TensorMap tensors_with_prefix(std::string_view prefix) const;
 

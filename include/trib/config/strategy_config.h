@@ -14,7 +14,9 @@ enum class StrategyName { local, ps, allreduce, pipeline };
 // ps: sync (every worker's gradient each round), async, bounded (staleness), averaging
 // (local steps, then parameters averaged every `period`).
 enum class PsMode { sync, async, bounded, averaging };
-enum class PsPlacement { round_robin, greedy, partitioned };
+// ps placement (docs/placement.md); balanced, the default: greedy, with every variable above a
+// twentieth of a server's fair share of the bytes split by rows over all servers.
+enum class PsPlacement { round_robin, greedy, partitioned, balanced };
 // allreduce: the gradients' form on the wire.
 enum class Compression { none, bf16, fp16 };
 // pipeline: the order of each stage's forward and backward passes (docs/model_parallel.md).
@@ -29,7 +31,7 @@ std::string_view to_string(PipelineSchedule v);
 struct StrategyConfig {
   StrategyName name = StrategyName::local;  // local | ps | allreduce | pipeline
   PsMode mode = PsMode::async;              // ps: sync | async | bounded | averaging
-  PsPlacement placement = PsPlacement::greedy;  // ps: round_robin | greedy | partitioned
+  PsPlacement placement = PsPlacement::balanced;  // ps: balanced | greedy | partitioned | round_robin
   int staleness = 2;                // ps bounded: steps a worker may run ahead of the slowest
   int backup_workers = 0;           // ps sync: proceed without the slowest b workers
   int period = 4;                   // ps averaging: local steps between averages

@@ -32,7 +32,11 @@ struct Slice {
   std::string key() const;
 };
 
-enum class PlacementStrategy { round_robin, greedy, partitioned };
+// balanced: greedy, except that every variable above a twentieth of a server's fair share (the
+// model's bytes over the servers) is split by rows over every server, whatever partition_bytes
+// says: the whole variables left add at most one of them to a server's share, so max/mean stays
+// at most 1.05 on any model.
+enum class PlacementStrategy { round_robin, greedy, partitioned, balanced };
 PlacementStrategy parse_placement(const std::string& name);
 
 struct Placement {

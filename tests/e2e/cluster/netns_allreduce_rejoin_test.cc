@@ -50,7 +50,7 @@ AcrossHosts run_across_hosts(const NamespaceLab& lab, int port, int lose) {
                    {"coordinator", job, "--listen", address, "--secret-file", secret, "--output", run.string(), "--set",
                     fmt::format("training.steps={}", kSteps), "--set", "training.checkpoint_every=100", "--set",
                     "training.eval_every=1000000", "--set", "data.train_subset=12000", "--set",
-                    "data.test_subset=2000", "--set", "schedule.name=cosine"},
+                    "data.test_subset=10000", "--set", "schedule.name=cosine"},
                    lab.exec_in(0));
   if (!wait_until({&coordinator}, [&] { return coordinator.printed("waiting for"); }, 20s)) {
     ADD_FAILURE() << coordinator.output();

@@ -23,7 +23,7 @@ namespace {
 std::vector<std::string> overrides(int ps) {
   return {"cluster.workers=2",         fmt::format("cluster.ps={}", ps), "cluster.heartbeat_ms=500",
           "cluster.peer_timeout_ms=3000", "threads.intra=1",              "training.train_metrics=false",
-          "data.train_subset=24000",   "data.test_subset=2000",          "training.batch=64",
+          "data.train_subset=24000",   "data.test_subset=10000",          "training.batch=64",
           "training.epochs=4",         "training.checkpoint_every=50",   "training.eval_every=250"};
 }
 

@@ -209,6 +209,19 @@ Ran scale_down_and_up(const Departure& d, const fs::path& out, bool leave_again,
   });
 }
 
+// scale_down_and_up of an async job (3 workers, max_workers 3) with `fault`, without the second
+// leave, in a fresh directory named `name` (`out`); a failed expectation unless it ended at phase 2
+// and exited 0.
+Ran scaled_down_and_up_with(const std::string& name, const std::string& fault, fs::path& out) {
+  out = testing::fresh_path("stream", name);
+  const Departure d{.name = name, .fault = fault, .extra = {"cluster.max_workers=3"}};
+  int phase = 0;
+  Ran r = scale_down_and_up(d, out, false, phase);
+  EXPECT_EQ(phase, 2) << r.run.output;
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.output;
+  return r;
+}
+
 // Async: workers 0 and 1 take worker 2's partitions 2 and 5; the worker 2 started again takes
 // them back: each hands its part back at a step boundary, the chief admits it, and it trains
 // from there. Once it reads them again, it leaves a second time. Every event is trained once.
@@ -259,14 +272,10 @@ TEST(StreamTraining, TribScaleDownAndUpAParameterServerStreamJobTrainsEveryEvent
 // (admitted around step 700 here): the launcher relaunches it, and it resumes its partitions at
 // its last applied push, not where its departure or the hand-overs had them.
 TEST(StreamTraining, TribScaleUpAJoinerLostAfterItTookItsShareBackResumesAtItsLastAppliedPush) {
-  const fs::path out = testing::fresh_path("stream", "ps-stream-scale-lost");
-  const Departure d{.name = "ps-stream-scale-lost", .fault = "stream-worker-lost-at-step:2:1100",
-                    .extra = {"cluster.max_workers=3"}};
-  int phase = 0;
-  const Ran r = scale_down_and_up(d, out, false, phase);
+  fs::path out;
+  const Ran r = scaled_down_and_up_with("ps-stream-scale-lost", "stream-worker-lost-at-step:2:1100", out);
+  ASSERT_FALSE(HasFailure());
   const std::string& output = r.run.output;
-  ASSERT_EQ(phase, 2) << output;
-  ASSERT_EQ(r.run.exit_code, 0) << output;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(output, m, std::regex(R"(worker 0: admits worker 2 back into the job at step (\d+))")))
       << output;
@@ -286,14 +295,10 @@ TEST(StreamTraining, TribScaleUpAJoinerLostAfterItTookItsShareBackResumesAtItsLa
 // and hands it back in its place. The chief then admits the joiner, and every event is trained
 // once.
 TEST(StreamTraining, TribScaleUpAnAdopterLostBeforeItHandsTheShareBackHandsItBackFromItsRelaunch) {
-  const fs::path out = testing::fresh_path("stream", "ps-stream-scale-adopter-lost");
-  const Departure d{.name = "ps-stream-scale-adopter-lost", .fault = "stream-worker-lost-before-hand-back:1",
-                    .extra = {"cluster.max_workers=3"}};
-  int phase = 0;
-  const Ran r = scale_down_and_up(d, out, false, phase);
+  fs::path out;
+  const Ran r = scaled_down_and_up_with("ps-stream-scale-adopter-lost", "stream-worker-lost-before-hand-back:1", out);
+  ASSERT_FALSE(HasFailure());
   const std::string& output = r.run.output;
-  ASSERT_EQ(phase, 2) << output;
-  ASSERT_EQ(r.run.exit_code, 0) << output;
   ASSERT_NE(output.find("TRIB_TEST_FAULT: worker 1 is lost before it hands a returning worker's share back"),
             std::string::npos)
       << output;

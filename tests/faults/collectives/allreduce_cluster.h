@@ -27,7 +27,7 @@ inline const std::string kAllreduce = std::string(TRIB_SOURCE_DIR) + "/examples/
 // others still train, on a loaded machine.
 inline std::vector<std::string> job(const fs::path& out, int max_restarts) {
   return {"train", kAllreduce, "--output", out.string(), "--set", "cluster.workers=3", "--set", "threads.intra=1",
-          "--set", "training.train_metrics=false", "--set", "data.train_subset=48000", "--set", "data.test_subset=2000",
+          "--set", "training.train_metrics=false", "--set", "data.train_subset=48000", "--set", "data.test_subset=10000",
           "--set", "training.epochs=4", "--set", "training.batch=64", "--set",
           fmt::format("cluster.max_restarts={}", max_restarts)};
 }

@@ -210,7 +210,8 @@ TEST(AllreduceChiefEnd, AnUnknownFaultValueFailsNamingTheExpectedOne) {
                           "allreduce-stream-held-before-broadcast:WORKER, allreduce-stream-join-after-checkpoint:STEP, "
                           "allreduce-stream-join-after-step:STEP, allreduce-stream-held-in-rollback:WORKER:N, "
                           "stream-worker-lost-at-step:WORKER:STEP, stream-worker-leaves-at-step:WORKER:STEP, "
-                          "stream-worker-lost-after-rewind:WORKER or stream-worker-lost-between-pushes:WORKER:STEP"),
+                          "stream-worker-lost-after-rewind:WORKER, stream-worker-lost-before-hand-back:WORKER or "
+                          "stream-worker-lost-between-pushes:WORKER:STEP"),
             std::string::npos)
       << r.output;
   fs::remove_all(out);

@@ -49,7 +49,7 @@ TEST(PsFinalGather, AServerLostAtTheFinalGatherIsSavedFromItsBackup) {
       << r.output;
   const fs::path final_checkpoint = out / "checkpoints" / fmt::format("ckpt-{}", kSteps);
   TribRun eval = run_trib({"eval", std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml", "--checkpoint",
-                           final_checkpoint.string(), "--set", "data.test_subset=2000"},
+                           final_checkpoint.string(), "--set", "data.test_subset=10000"},
                           std::chrono::seconds(60));
   ASSERT_EQ(eval.exit_code, 0) << eval.output;
   EXPECT_NE(eval.output.find(fmt::format("(step {}): {}", kSteps, done[1].str())), std::string::npos)

@@ -24,7 +24,7 @@ inline constexpr long pushes_per_shard(int epochs) { return 2L * 62 * epochs; }
 inline std::vector<std::string> job(const std::filesystem::path& out, int epochs = 4) {
   static const std::string ps = std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml";
   return {"train", ps, "--output", out.string(), "--set", "threads.intra=1", "--set",
-          "training.train_metrics=false", "--set", "data.train_subset=16000", "--set", "data.test_subset=2000",
+          "training.train_metrics=false", "--set", "data.train_subset=16000", "--set", "data.test_subset=10000",
           "--set", "training.epochs=" + std::to_string(epochs), "--set", "cluster.ps=2", "--set", "cluster.workers=2", "--set",
           "strategy.ps_replicas=1", "--set", "training.eval_every=50", "--set", "training.checkpoint_every=50"};
 }

@@ -23,7 +23,7 @@ inline const std::string kPsJob = std::string(TRIB_SOURCE_DIR) + "/examples/fash
 // all); the chief evaluates on 2,000 test examples and checkpoints every 20 steps.
 inline std::vector<std::string> restore_job(const std::filesystem::path& out) {
   return {"train", kPsJob, "--output", out.string(), "--set", "threads.intra=1", "--set",
-          "training.train_metrics=false", "--set", "data.train_subset=24000", "--set", "data.test_subset=2000",
+          "training.train_metrics=false", "--set", "data.train_subset=24000", "--set", "data.test_subset=10000",
           "--set", "training.epochs=8", "--set", "cluster.ps=2", "--set", "cluster.workers=3", "--set",
           "training.eval_every=20", "--set", "training.checkpoint_every=20"};
 }

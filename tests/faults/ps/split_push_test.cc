@@ -37,7 +37,7 @@ constexpr int kSteps = 248;  // per worker
 std::vector<std::string> job(const fs::path& out, const std::string& mode) {
   return {"train", std::string(TRIB_SOURCE_DIR) + "/examples/fashion_ps.yaml", "--output", out.string(), "--set",
           "threads.intra=1", "--set", "training.train_metrics=false", "--set", "data.train_subset=24000", "--set",
-          "data.test_subset=2000", "--set", "training.epochs=4", "--set", "cluster.ps=2", "--set",
+          "data.test_subset=10000", "--set", "training.epochs=4", "--set", "cluster.ps=2", "--set",
           "cluster.workers=3", "--set", "strategy.mode=" + mode};
 }
 

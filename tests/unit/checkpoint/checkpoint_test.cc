@@ -76,6 +76,29 @@ TEST_F(CheckpointTest, RoundTripsTensorsAndManifestFields) {
   EXPECT_EQ(m.tensors.at("emb/ids").shard, "shard-1.safetensors");
 }
 
+// A parameter server's split placement writes a variable as row slices, one per server
+// ("w@0", "w@2"): a single process reads it whole; slices that leave a gap fail naming it.
+TEST_F(CheckpointTest, AVariableInRowSlicesIsReadWhole) {
+  CheckpointWriter w(dir(), 5);
+  w.add_shard("ps-0", {{"dense/w@0", Tensor::from_vector(Shape{2, 2}, std::vector<float>{1, 2, 3, 4})},
+                       {"gap/w@0", Tensor::from_vector(Shape{1, 2}, std::vector<float>{1, 2})}});
+  w.add_shard("ps-1", {{"dense/w@2", Tensor::from_vector(Shape{1, 2}, std::vector<float>{5, 6})},
+                       {"dense/b", Tensor::from_vector(Shape{2}, std::vector<float>{7, 8})},
+                       {"gap/w@2", Tensor::from_vector(Shape{1, 2}, std::vector<float>{5, 6})}});
+  Checkpoint c = Checkpoint::load(w.publish());
+  const Tensor whole = c.variable("dense/w");
+  EXPECT_EQ(whole.spec_string(), "f32[3, 2]");
+  EXPECT_EQ(whole.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(c.variable("dense/b").to_vector<float>(), (std::vector<float>{7, 8}));  // a whole one as it is
+  EXPECT_THROW(c.variable("dense"), NotFound);  // "dense/w@0" is no slice of "dense"
+  try {
+    c.variable("gap/w");
+    ADD_FAILURE() << "joined slices with a gap";
+  } catch (const Corruption& e) {
+    EXPECT_NE(std::string(e.what()).find("the slices of 'gap/w' do not tile it"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(CheckpointTest, ManifestIsReadableJson) {
   const fs::path ckpt = write(5);
   const nlohmann::json j = nlohmann::json::parse(read_bytes(ckpt / "manifest.json"));

@@ -52,6 +52,30 @@ TEST(Placement, PartitionedKeepsMaxOverMeanAtMost1_02) {
   EXPECT_LE(p.max_mean_ratio(), 1.02) << p.table(cnn());
 }
 
+// The default: even on both models and any server count without a threshold to choose; one
+// server holds everything whole.
+TEST(Placement, BalancedKeepsMaxOverMeanAtMost1_05WithoutAThreshold) {
+  for (const auto& model : {mlp(), cnn()}) {
+    for (int servers : {2, 3, 4, 8}) {
+      Placement p = place(model, servers, PlacementStrategy::balanced, 1 << 20);
+      EXPECT_LE(p.max_mean_ratio(), 1.05) << servers << " servers\n" << p.table(model);
+    }
+    for (const Slice& s : place(model, 1, PlacementStrategy::balanced, 1 << 20).slices) EXPECT_TRUE(s.whole) << s.variable;
+  }
+  // The MLP's big matrices are split, its last layer's 5 KB matrix is not (below a twentieth
+  // of a server's share).
+  Placement p = place(mlp(), 2, PlacementStrategy::balanced, 1 << 20);
+  for (const Slice& s : p.slices) {
+    if (s.variable == "dense_1/w" || s.variable == "dense_2/w") {
+      EXPECT_FALSE(s.whole) << p.table(mlp());
+    }
+    if (s.variable == "dense_3/w") {
+      EXPECT_TRUE(s.whole) << p.table(mlp());
+    }
+  }
+  EXPECT_EQ(parse_placement("balanced"), PlacementStrategy::balanced);
+}
+
 TEST(Placement, PartitionsCoverEveryRowOnce) {
   Placement p = place(cnn(), 3, PlacementStrategy::partitioned, 64 << 10);
   std::int64_t rows = 0;
