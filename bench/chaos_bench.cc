@@ -17,7 +17,11 @@
 // steps_redone: the chief's report's total. Steps lost to the coordinator's loss (stderr, not in
 // the line): the steps redone by rewinds that happened while it was away or being rejoined (0
 // is the target), with the chief's steps applied in that time to show the data plane went on.
-// Usage: chaos_bench [--seed N] [--epochs N]
+// With --ps-replicas 1 every shard has a hot backup (strategy.ps_replicas): the server's loss is
+// taken over by its backup, nothing rolls back (steps_redone = 0 is the target), and
+// ps_recovery_s runs from the kill to the backup's "taking over the shard" line (the step that
+// found the server gone goes on there at once).
+// Usage: chaos_bench [--seed N] [--epochs N] [--ps-replicas 0|1]
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -87,8 +91,10 @@ struct Observed {
   std::mutex mu;
   std::int64_t chief_step = -1;
   std::optional<int> restore_step;  // the checkpoint step the chief's restore went back to
+  // With backups: the chief's step when the backup took the lost server's shard over.
+  std::optional<std::int64_t> takeover_step;
   std::optional<double> accuracy;
-  long steps_redone = 0;
+  std::optional<long> steps_redone;  // the chief's report's total, where it had restores
   Fault worker, ps, coordinator;
   std::set<std::string> reconnected;  // members back with the restarted coordinator
   std::int64_t chief_step_at_coordinator_kill = -1, chief_step_at_coordinator_back = -1;
@@ -135,6 +141,11 @@ void on_line(Observed& o, const Schedule* s, const std::string& name, const std:
   if (o.ps.at && !o.ps.recovery_s && name == "worker0" &&
       line.find("worker 0: parameter server restore (") != std::string::npos)
     o.ps.recovery_s = since(*o.ps.at, now);
+  if (o.ps.at && !o.ps.recovery_s && name.starts_with("ps") &&
+      line.find("taking over the shard with no rollback") != std::string::npos) {
+    o.ps.recovery_s = since(*o.ps.at, now);
+    o.takeover_step = o.chief_step;
+  }
   if (o.coordinator.at && !o.coordinator.recovery_s) {
     if (std::regex_search(line, m, redo_re)) o.redone_while_coordinator_away += std::stol(m[1]);
     if (line.find("reconnected to the coordinator at") != std::string::npos) o.reconnected.insert(name);
@@ -175,8 +186,8 @@ int run(const std::string& job, const std::vector<std::string>& settings, const 
         kill(o.worker, s->worker, fmt::format("the chief's checkpoint {}", newest));
       else if (o.worker.recovery_s && !o.ps.at && newest >= s->ps_at)
         kill(o.ps, s->ps, fmt::format("the chief's checkpoint {}", newest));
-      else if (o.ps.recovery_s && o.restore_step && !o.coordinator.at &&
-               o.chief_step >= *o.restore_step + s->coordinator_after) {
+      else if (o.ps.recovery_s && (o.restore_step || o.takeover_step) && !o.coordinator.at &&
+               o.chief_step >= (o.restore_step ? *o.restore_step : *o.takeover_step) + s->coordinator_after) {
         kill(o.coordinator, "coordinator", fmt::format("the chief's step {}", o.chief_step));
         o.chief_step_at_coordinator_kill = o.chief_step;
       }
@@ -196,14 +207,25 @@ std::string accuracy(const std::optional<double>& a) { return a ? fmt::format("{
 int main(int argc, char** argv) {
   unsigned seed = 1;
   int epochs = 8;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  int replicas = 0;
+  for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--seed") seed = static_cast<unsigned>(std::stoul(argv[i + 1]));
-    else if (flag == "--epochs") epochs = std::stoi(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "chaos_bench: unknown option %s (expected --seed N or --epochs N)\n", argv[i]);
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "chaos_bench: %s needs a value\n", argv[i]);
       return 2;
     }
+    if (flag == "--seed") seed = static_cast<unsigned>(std::stoul(argv[i + 1]));
+    else if (flag == "--epochs") epochs = std::stoi(argv[i + 1]);
+    else if (flag == "--ps-replicas") replicas = std::stoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "chaos_bench: unknown option %s (expected --seed N, --epochs N or --ps-replicas 0|1)\n",
+                   argv[i]);
+      return 2;
+    }
+  }
+  if (replicas != 0 && replicas != 1) {
+    std::fprintf(stderr, "chaos_bench: --ps-replicas %d: expected 0 or 1\n", replicas);
+    return 2;
   }
   // Every role reads the cluster secret from the environment, as a supervisor would pass it.
   ::setenv("TRIB_CLUSTER_SECRET", "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", 1);
@@ -213,7 +235,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> settings{
       "threads.intra=1",       "training.train_metrics=false", "data.train_subset=24000", "data.test_subset=2000",
       fmt::format("training.epochs={}", epochs), "cluster.ps=2", "cluster.workers=3", "training.checkpoint_every=25",
-      "training.eval_every=1000000"};
+      "training.eval_every=1000000", fmt::format("strategy.ps_replicas={}", replicas)};
   // The schedule: a worker at the chief's checkpoint 25 or 50, a server 50 or 75 steps later,
   // the coordinator 25 or 50 steps past the restore.
   std::mt19937 rng(seed);
@@ -250,9 +272,11 @@ int main(int argc, char** argv) {
                  o.chief_progress_after_kill ? o.chief_progress_after_kill->second : -1.0,
                  o.redone_while_coordinator_away);
   fmt::print(
-      "bench=chaos strategy=ps mode=async workers=3 ps=2 faults={} survived={} accuracy={} fault_free_accuracy={} "
-      "worker_recovery_s={} ps_recovery_s={} coordinator_recovery_s={} steps_redone={}\n",
-      faults, survived, accuracy(o.accuracy), accuracy(clean_seen.accuracy), seconds(o.worker.recovery_s),
-      seconds(o.ps.recovery_s), seconds(o.coordinator.recovery_s), o.steps_redone);
+      "bench=chaos strategy=ps mode=async workers=3 ps=2 ps_replicas={} faults={} survived={} accuracy={} "
+      "fault_free_accuracy={} worker_recovery_s={} ps_recovery_s={} coordinator_recovery_s={} steps_redone={}\n",
+      replicas, faults, survived, accuracy(o.accuracy), accuracy(clean_seen.accuracy), seconds(o.worker.recovery_s),
+      seconds(o.ps.recovery_s), seconds(o.coordinator.recovery_s),
+      // A report without restores has no "steps redone" line: nothing was redone.
+      o.steps_redone ? std::to_string(*o.steps_redone) : o.accuracy ? std::string("0") : std::string("na"));
   return clean == 0 && chaos == 0 ? 0 : 1;
 }

@@ -21,6 +21,7 @@ BENCHES=(
   "chaos_allreduce_bench"
   "chaos_allreduce_bench --kill-worker 0"
   "chaos_bench --seed 1"
+  "chaos_bench --seed 1 --ps-replicas 1"
   "serve_bench --batches 1,64"
   "script:scaling.sh --quick"
   "script:observe.sh"

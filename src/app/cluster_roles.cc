@@ -14,6 +14,7 @@
 #include "app/allreduce_membership.h"
 #include "app/cluster_stop.h"
 #include "app/fault_hooks.h"
+#include "app/rejoin_exec.h"
 #include "cluster/launcher_env.h"
 #include "trib/cluster/local_cluster.h"
 #include "trib/cluster/member.h"
@@ -39,8 +40,19 @@ namespace trib::app {
 using namespace std::chrono_literals;
 
 net::ClusterSecret load_secret(const RoleArgs& args) {
+  if (args.secret) return *args.secret;
   return net::load_secret({args.secret_fd, args.secret_file, cluster::kSecretEnv});
 }
+
+namespace {
+
+RoleArgs with_secret(const RoleArgs& args) {
+  RoleArgs resolved = args;
+  resolved.secret = load_secret(args);
+  return resolved;
+}
+
+}  // namespace
 
 net::NetOptions net_options(const config::JobConfig& job) {
   const config::ClusterConfig& c = job.cluster;
@@ -94,8 +106,17 @@ std::unique_ptr<cluster::Member> join(const std::string& role, const RoleArgs& a
   // Without its coordinator the data plane goes on; the member reconnects, and gives up
   // after cluster.coordinator_timeout_s.
   const config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
-  member->set_reconnect({.give_up = std::chrono::seconds(job.cluster.coordinator_timeout_s),
-                         .info = [log](const std::string& line) { log.info("{}", line); }});
+  cluster::ReconnectOptions reconnect{.give_up = std::chrono::seconds(job.cluster.coordinator_timeout_s),
+                                      .info = [log](const std::string& line) { log.info("{}", line); }};
+  // A worker evicted while stopped, thawed, rejoins as a new member (a server is relaunched
+  // by its launcher: with backups it comes back as one).
+  if (role == "worker")
+    reconnect.evicted = [how = RejoinExec{.max_rejoins = job.cluster.max_restarts,
+                                          .secret_fd = args.secret_fd,
+                                          .secret_hex = load_secret(args).to_hex()}](const std::string& why) {
+      rejoin_as_new_member(why, how);
+    };
+  member->set_reconnect(std::move(reconnect));
   // A launch whose split disagrees with the job would leave roles waiting for each other;
   // leaving now makes the coordinator stop the job and tell everyone.
   TRIB_CHECK(args.expected_ps < 0 ||
@@ -241,9 +262,10 @@ void add_generation(monitor::MetricsRegistry& registry, const cluster::Member& m
 
 }  // namespace
 
-int run_ps_role(const RoleArgs& args, const Log& log) {
+int run_ps_role(const RoleArgs& given, const Log& log) {
   // Bad text fails before joining: once a member, its loss could end the job first.
   check_fault_variable();
+  const RoleArgs args = with_secret(given);
   std::unique_ptr<cluster::Member> member = join("ps", args, log);
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
@@ -527,11 +549,15 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
 
 }  // namespace
 
-int run_worker_role(const RoleArgs& args, const Log& log) {
+int run_worker_role(const RoleArgs& given, const Log& log) {
+  const RoleArgs args = with_secret(given);
   std::unique_ptr<cluster::Member> member = join("worker", args, log);
   try {
     return train_as_worker(member, args, log);
   } catch (const std::exception& e) {
+    // Refused by the data plane because it was evicted while stopped (its requests are stale
+    // now): the coordinator's verdict, which the member is about to hear, makes it rejoin.
+    member->await_verdict(std::chrono::seconds(10));
     // A chief that fails with an error says so before it goes: the coordinator then ends the
     // job at once rather than wait for a restart that would fail the same way.
     if (member->membership().index == 0) {

@@ -2,6 +2,7 @@
 // server, a worker. `trib train` with a cluster section runs them all on this machine.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "trib/config/job_config.h"
@@ -16,6 +17,9 @@ struct RoleArgs {
   std::string join;         // the coordinator's address
   std::string secret_file;  // empty: --secret-fd, else the TRIB_CLUSTER_SECRET environment variable
   int secret_fd = -1;       // a descriptor to read the secret from (--secret-fd)
+  // The secret once read: a role's entry point reads it once (a descriptor can be read only
+  // once, and a role makes several transports).
+  std::optional<net::ClusterSecret> secret;
   // Where this role's servers listen; empty: the job's cluster.bind_host, else the address
   // of the interface that reaches the coordinator.
   std::string bind_host;
@@ -44,7 +48,8 @@ struct NodeArgs {
 };
 int run_node_role(const NodeArgs& args, const Log& log);
 
-// The secret from --secret-fd, --secret-file, or else the launcher's environment variable.
+// The secret from --secret-fd, --secret-file, or else the launcher's environment variable
+// (args.secret once read).
 net::ClusterSecret load_secret(const RoleArgs& args);
 net::NetOptions net_options(const config::JobConfig& job);
 

@@ -313,7 +313,7 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
   if (const cluster::Restart& r = coordinator.restart(); r.running)
     log.info("coordinator: took the running job back from {} (generation {}): waiting for its {} member(s) to "
              "reconnect",
-             (std::filesystem::path(run_dir) / train::RunDirectory::kCoordinatorJournal).string(), r.generation,
+             r.from, r.generation,
              r.awaiting);
   log.info("coordinator listening at {}; waiting for {} parameter server(s) and {} worker(s)", coordinator.address(),
            job.cluster.ps, job.cluster.workers);

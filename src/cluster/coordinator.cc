@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/coordinator_journal.h"
+#include "cluster/latest_writer.h"
 #include "cluster/roster_publisher.h"
 #include "cluster/store_protocol.h"
 #include "trib/cluster/membership_keys.h"
@@ -40,6 +41,9 @@ Coordinator::Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorO
 
 Coordinator::~Coordinator() {
   shutting_down_ = true;
+  // The last journal (the job's end) reaches cluster.store: a coordinator started for this job
+  // name later must not take a finished job back.
+  if (journal_keeper_) journal_keeper_->flush();
   publisher_->stop();  // it reads the listener's connections
   listener_.reset();
   std::lock_guard lock(mu_);

@@ -32,7 +32,7 @@ bool journaled_key(const std::string& key) {
   return false;
 }
 
-void write_journal(const fs::path& path, const JournalState& s) {
+std::string journal_text(const JournalState& s) {
   json members = json::array(), taken = json::object();
   for (const RosterEntry& m : s.members)
     members.push_back({{"role", m.role}, {"index", m.index}, {"address", m.address}, {"incarnation", m.incarnation}});
@@ -48,27 +48,13 @@ void write_journal(const fs::path& path, const JournalState& s) {
             {"taken", taken},
             {"workers_left", s.workers_left},
             {"store", s.store}};
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump() << '\n';
-    out.flush();
-    TRIB_CHECK(out.good(), IoError, "coordinator: cannot write its journal '{}'", tmp.string());
-  }
-  fs::rename(tmp, path, ec);
-  TRIB_CHECK(!ec, IoError, "coordinator: cannot rename '{}' to '{}': {}", tmp.string(), path.string(), ec.message());
+  return j.dump();
 }
 
-std::optional<JournalState> read_journal(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
+JournalState parse_journal(const std::string& text, const std::string& where) {
   JournalState s;
   try {
-    json j = json::parse(text.str());
+    json j = json::parse(text);
     TRIB_CHECK(j.at("version").get<int>() == kVersion, InvalidArgument, "version {}, expected {}",
                j.at("version").get<int>(), kVersion);
     s.job_yaml = j.at("job_yaml").get<std::string>();
@@ -81,11 +67,33 @@ std::optional<JournalState> read_journal(const fs::path& path) {
     s.workers_left = j.at("workers_left").get<int>();
     s.store = j.at("store").get<std::map<std::string, std::string>>();
   } catch (const json::exception& e) {
-    throw InvalidArgument(fmt::format("coordinator journal '{}': {}", path.string(), e.what()));
+    throw InvalidArgument(fmt::format("coordinator journal {}: {}", where, e.what()));
   } catch (const InvalidArgument& e) {
-    throw InvalidArgument(fmt::format("coordinator journal '{}': {}", path.string(), e.what()));
+    throw InvalidArgument(fmt::format("coordinator journal {}: {}", where, e.what()));
   }
   return s;
+}
+
+void write_journal(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text << '\n';
+    out.flush();
+    TRIB_CHECK(out.good(), IoError, "coordinator: cannot write its journal '{}'", tmp.string());
+  }
+  fs::rename(tmp, path, ec);
+  TRIB_CHECK(!ec, IoError, "coordinator: cannot rename '{}' to '{}': {}", tmp.string(), path.string(), ec.message());
+}
+
+std::optional<JournalState> read_journal(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_journal(text.str(), "'" + path.string() + "'");
 }
 
 }  // namespace trib::cluster

@@ -1,5 +1,6 @@
-// What a coordinator keeps in the run directory so that a restarted one (same --output, or
-// --resume) can take the running job back: the generation, who held which index, the
+// What a coordinator keeps in the run directory (and, with cluster.store: etcd://..., in etcd)
+// so that a restarted one (same --output, or --resume; or any machine, with etcd) can take the
+// running job back: the generation, who held which index, the
 // losses, and the store keys the members cannot simply write again (servers' addresses,
 // the join counters, who has left, a requested stop). The members that reconnect confirm
 // the rest. It is rewritten whole at every change, atomically (a temporary file, then a
@@ -34,8 +35,16 @@ struct JournalState {
 // Whether a store key must outlive the coordinator process.
 bool journaled_key(const std::string& key);
 
-void write_journal(const std::filesystem::path& path, const JournalState& state);
+// The journal as one line of JSON, and back (InvalidArgument naming `where` when it cannot be read).
+std::string journal_text(const JournalState& state);
+JournalState parse_journal(const std::string& text, const std::string& where);
+
+void write_journal(const std::filesystem::path& path, const std::string& text);
 // nullopt when there is none; throws InvalidArgument naming the file when it cannot be read.
 std::optional<JournalState> read_journal(const std::filesystem::path& path);
+
+// Where a durable registry (etcd) keeps the journal too (Registry::keep): a coordinator
+// started on another machine, with none of the old one's files, takes the job back from it.
+inline constexpr const char* kJournalKey = "coordinator/journal";
 
 }  // namespace trib::cluster

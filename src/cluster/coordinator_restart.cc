@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cluster/coordinator_journal.h"
+#include "cluster/latest_writer.h"
 #include "trib/cluster/coordinator.h"
 #include "trib/cluster/membership_keys.h"
 #include "trib/cluster/memory_registry.h"
@@ -20,9 +21,27 @@ void carry_on_after(Registry& registry, std::int64_t generation) {
 
 }  // namespace
 
+std::optional<JournalState> Coordinator::read_journal_locked() {
+  if (std::optional<JournalState> j = read_journal(options_.journal)) {
+    restart_.from = options_.journal;
+    return j;
+  }
+  // None here (a coordinator started on another machine than the lost one, or its disk
+  // lost): a durable registry keeps the journal too.
+  if (!journal_keeper_) return std::nullopt;
+  std::optional<std::string> text = registry_->kept(kJournalKey);
+  if (!text) return std::nullopt;
+  restart_.from = fmt::format("cluster.store ({})", kJournalKey);
+  return parse_journal(*text, "in cluster.store");
+}
+
 void Coordinator::restore_locked() {
+  // Only a coordinator that journals (trib coordinator) takes a job back: a local launcher
+  // starts every process of its job itself.
   if (options_.journal.empty()) return;
-  std::optional<JournalState> j = read_journal(options_.journal);
+  if (registry_->durable())
+    journal_keeper_ = std::make_unique<LatestWriter>([this](const std::string& text) { keep_journal(text); });
+  std::optional<JournalState> j = read_journal_locked();
   if (!j) return;
   restart_.generation = j->generation;
   // The restart is a change of its own: every member sees a newer generation than any before.
@@ -30,8 +49,8 @@ void Coordinator::restore_locked() {
   if (j->ended) return;  // that job is over: this one starts a new membership
   TRIB_CHECK(j->job_yaml == options_.job_yaml, InvalidArgument,
              "coordinator: {} holds a running job with another configuration: restart the coordinator with the same "
-             "config file and --set options, or give it another --output",
-             options_.journal);
+             "config file and --set options, or give it another --output{}",
+             restart_.from, registry_->durable() ? " (or another job name under cluster.store)" : "");
   restart_.running = true;
   for (const auto& [key, value] : j->store)
     if (!key.starts_with("cluster/")) store_.set(key, value);
@@ -62,8 +81,11 @@ void Coordinator::journal_locked() {
   s.workers_left = workers_left_;
   for (const auto& [key, value] : store_.scan(""))
     if (journaled_key(key)) s.store[key] = value;
+  const std::string text = journal_text(s);
+  // Off the lock's path: etcd's writes take milliseconds (the newest journal wins).
+  if (journal_keeper_) journal_keeper_->post(text);
   try {
-    write_journal(options_.journal, s);
+    write_journal(options_.journal, text);
     journal_failed_ = false;
   } catch (const Error& e) {
     // The job goes on; only a restart of this coordinator would miss it.
@@ -71,6 +93,27 @@ void Coordinator::journal_locked() {
       fmt::print(stderr, "trib: warning: {}; a restarted coordinator could not take this job back\n", e.what());
     journal_failed_ = true;
   }
+}
+
+void Coordinator::keep_journal(const std::string& text) {
+  // etcd refuses requests over 1.5 MiB by default, and the value travels in base64.
+  constexpr std::size_t kMaxKeptBytes = std::size_t{1} << 20;
+  std::string problem;
+  if (text.size() > kMaxKeptBytes) {
+    problem = fmt::format("the coordinator's journal is {} bytes, over the {} kept in cluster.store", text.size(),
+                          kMaxKeptBytes);
+  } else {
+    try {
+      registry_->keep(kJournalKey, text);
+    } catch (const Error& e) {
+      problem = e.what();
+    }
+  }
+  // Said once per failing stretch (this thread alone writes it): the job goes on meanwhile.
+  if (!problem.empty() && !keep_failed_)
+    fmt::print(stderr, "trib: warning: {}; a coordinator started elsewhere could not take this job back\n", problem);
+  if (problem.empty() && keep_failed_) fmt::print(stderr, "trib: the coordinator's journal is in cluster.store again\n");
+  keep_failed_ = !problem.empty();
 }
 
 net::Message Coordinator::rejoin(const std::string& role, int index, std::int64_t incarnation,

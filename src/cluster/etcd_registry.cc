@@ -44,7 +44,8 @@ EtcdRegistry::EtcdRegistry(EtcdOptions options)
     : http_(std::make_shared<etcd::Http>(std::move(options))),
       prefix_(http_->options().prefix + "registry/"),
       members_(prefix_ + "members/"),
-      roster_key_(prefix_ + "roster") {}
+      roster_key_(prefix_ + "roster"),
+      kept_(http_->options().prefix + "kept/") {}
 
 EtcdRegistry::~EtcdRegistry() = default;
 
@@ -155,6 +156,21 @@ Roster EtcdRegistry::reconcile(std::int64_t* revision) {
 }
 
 Roster EtcdRegistry::roster() { return reconcile(nullptr); }
+
+void EtcdRegistry::keep(const std::string& key, const std::string& value) {
+  const std::string k = kept_ + key;
+  // A put is idempotent: a retry that reaches another member after the first applied is harmless.
+  http_->post("/v3/kv/put", {{"key", base64_encode(k)}, {"value", base64_encode(value)}},
+              fmt::format("writing '{}'", k), http_->deadline());
+}
+
+std::optional<std::string> EtcdRegistry::kept(const std::string& key) {
+  const std::string k = kept_ + key;
+  const std::string what = fmt::format("reading '{}'", k);
+  json r = http_->post("/v3/kv/range", {{"key", base64_encode(k)}}, what, http_->deadline());
+  if (kvs_of(r).empty()) return std::nullopt;
+  return base64_decode(etcd::string_field(kvs_of(r)[0], "value", what), etcd::from_member(what));
+}
 
 Roster EtcdRegistry::wait_for_change(std::int64_t seen, Clock::time_point until) {
   for (;;) {

@@ -172,10 +172,13 @@ void Member::reconnect_loop() {
         if (conn) conn->close();
         conn.reset();
       }
-      if (!refused.empty())
-        stop_process(fmt::format(
-            "{} {} (incarnation {}, last generation seen {}) is no longer a member of the job: {}; stopping",
-            m_.role, m_.index, m_.incarnation, generation_.load(), refused));
+      if (!refused.empty()) {
+        const std::string evicted =
+            fmt::format("{} {} (incarnation {}, last generation seen {}) is no longer a member of the job: {}",
+                        m_.role, m_.index, m_.incarnation, generation_.load(), refused);
+        if (o.evicted) o.evicted(evicted);
+        stop_process(evicted + "; stopping");
+      }
       lock.lock();
       if (conn && epoch == epoch_ && conn->is_open()) {
         conn_ = conn;
@@ -200,6 +203,16 @@ void Member::reconnect_loop() {
       backoff = std::min(backoff * 2, o.max_backoff);
     }
   }
+}
+
+void Member::await_verdict(Millis timeout) {
+  std::unique_lock lock(mu_);
+  // The coordinator closed a thawed member's connection when it evicted it, but the refusal
+  // that brought the caller here may have been read first.
+  cv_.wait_for(lock, std::min(timeout, Millis(500)), [&] { return away_ || closing_ || lost_; });
+  if (!away_) return;
+  // Evicted: the handler runs on the reconnector's thread and does not return.
+  cv_.wait_for(lock, timeout, [&] { return !away_ || closing_ || lost_; });
 }
 
 net::Message Member::call(net::Message request) {

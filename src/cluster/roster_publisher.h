@@ -12,15 +12,12 @@
 // see generations in order, and skip those that a burst of changes superseded.
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "cluster/latest_writer.h"
 #include "trib/net/transport.h"
 
 namespace trib::cluster {
@@ -44,17 +41,11 @@ class RosterPublisher {
   void stop();
 
  private:
-  void run();
+  void push(const std::string& roster);
 
   Connections connections_;
   std::uint32_t method_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::optional<std::string> pending_;
-  std::uint64_t published_ = 0;  // rosters given to publish()
-  std::uint64_t pushed_ = 0;     // of those, how many are pushed or superseded
-  bool stop_ = false;
-  std::thread thread_;
+  LatestWriter writer_;  // last: its thread calls push()
 };
 
 }  // namespace trib::cluster

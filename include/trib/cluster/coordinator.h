@@ -90,6 +90,7 @@ struct Restart {
   bool running = false;         // the journal's job was still running: its members are awaited
   std::int64_t generation = 0;  // the journal's generation (0: no journal)
   int awaiting = 0;             // members to reconnect
+  std::string from;             // where the journal was read: its file, or cluster.store
 };
 
 // How a job ended, from the coordinator's view.
@@ -99,6 +100,8 @@ struct Outcome {
 };
 
 class RosterPublisher;
+class LatestWriter;
+struct JournalState;
 
 class Coordinator {
  public:
@@ -159,8 +162,12 @@ class Coordinator {
   // The restart path (coordinator_restart.cc).
   // Takes over the journal's job, if there is one; before the first publish.
   void restore_locked();
-  // Under mu_: writes the journal (when there is one).
+  // Under mu_: the journal's file, else the one a durable registry kept (restart_.from says which).
+  std::optional<JournalState> read_journal_locked();
+  // Under mu_: writes the journal (when there is one): its file, and hands it to journal_keeper_.
   void journal_locked();
+  // On journal_keeper_'s thread: the journal into the durable registry.
+  void keep_journal(const std::string& text);
   // A member that lost its coordinator comes back with the incarnation it holds.
   net::Message rejoin(const std::string& role, int index, std::int64_t incarnation, std::int64_t generation,
                       const net::PeerIdentity& from);
@@ -204,6 +211,10 @@ class Coordinator {
   std::optional<ChiefAway> chief_away_;
   int chief_losses_ = 0;
   bool journal_failed_ = false;  // said once; the job goes on without a journal
+  bool keep_failed_ = false;     // journal_keeper_'s thread only: its last write failed
+  // With a durable registry (etcd): writes the newest journal there, off mu_. Declared last
+  // of what it uses, so it stops (destroyed) before them.
+  std::unique_ptr<LatestWriter> journal_keeper_;
   bool failed_ = false;
   std::string failure_;
   std::atomic<bool> shutting_down_{false};

@@ -27,6 +27,11 @@ class EtcdRegistry final : public Registry {
   void evict(const std::string& name) override;
   Roster roster() override;
   Roster wait_for_change(std::int64_t seen, std::chrono::steady_clock::time_point until) override;
+  // Under "/trib/<job>/kept/", outside what the registry watches (a journal rewritten at every
+  // change must not wake every roster watcher).
+  bool durable() const override { return true; }
+  void keep(const std::string& key, const std::string& value) override;
+  std::optional<std::string> kept(const std::string& key) override;
 
  private:
   struct Snapshot;
@@ -37,6 +42,7 @@ class EtcdRegistry final : public Registry {
   std::string prefix_;                // "/trib/<job>/registry/": all the registry watches
   std::string members_;               // prefix_ + "members/"
   std::string roster_key_;            // prefix_ + "roster"
+  std::string kept_;                  // "/trib/<job>/kept/"
 };
 
 }  // namespace trib::cluster

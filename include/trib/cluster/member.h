@@ -50,6 +50,11 @@ struct ReconnectOptions {
   Millis max_backoff{5000};  // one line per attempt: at most one every this often
   // Where each attempt's line goes (info level); stderr when unset.
   std::function<void(const std::string&)> info = nullptr;
+  // Called once, on the reconnector's thread, when the coordinator answers that this member
+  // was evicted (a stopped process thawed after its heartbeat timeout), with one line saying
+  // so. It must not return: a worker starts itself again as a new member
+  // (app/rejoin_exec.h). Unset: the process exits with code 3 after printing the line.
+  std::function<void(const std::string&)> evicted = nullptr;
 };
 
 class Member {
@@ -77,6 +82,12 @@ class Member {
   void leave();
   // Whether the coordinator is connected now (false while reconnecting).
   bool connected() const;
+  // After the data plane refused this process (a thawed member's requests are refused as
+  // stale once it was evicted): if the coordinator connection is lost, or is lost within a
+  // moment, waits up to `timeout` for the coordinator's verdict. Evicted: the `evicted`
+  // handler runs (and never returns). Returns when the member is still one (it reconnected,
+  // or was never away) or no verdict came in time.
+  void await_verdict(Millis timeout);
   // How many times this member came back to a coordinator after losing it.
   int reconnections() const;
   // Waits until the coordinator says the job is over, or its connection is lost once the

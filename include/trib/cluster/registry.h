@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "trib/cluster/store.h"
@@ -46,6 +47,14 @@ class Registry {
   virtual Roster roster() = 0;
   // Blocks until the generation exceeds `seen`, or until `until`; returns the roster then.
   virtual Roster wait_for_change(std::int64_t seen, std::chrono::steady_clock::time_point until) = 0;
+
+  // Values that must outlive the coordinator's machine (its journal): a registry elsewhere
+  // (etcd) keeps them beside the membership; one in the coordinator's memory does not (the
+  // journal's file in the run directory is all there is then), so keep() does nothing and
+  // kept() finds nothing. Whether a call may block on the network: durable().
+  virtual bool durable() const { return false; }
+  virtual void keep(const std::string& /*key*/, const std::string& /*value*/) {}
+  virtual std::optional<std::string> kept(const std::string& /*key*/) { return std::nullopt; }
 };
 
 }  // namespace trib::cluster

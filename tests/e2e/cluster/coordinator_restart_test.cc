@@ -4,7 +4,8 @@
 // reconnect with backoff; a coordinator started again on the same run directory takes the
 // job back from its journal, in a later generation, and the job finishes with every step
 // applied. With `cluster.store: etcd://...` (a 3-member etcd on loopback, when etcd-server is
-// installed) one etcd member is killed too, and the job still goes on.
+// installed) one etcd member is killed too, and the job still goes on; and with the
+// coordinator's journal file lost as well, the new coordinator takes the job back from etcd.
 #include <signal.h>
 
 #include <fstream>
@@ -29,6 +30,9 @@ struct Setup {
   std::string store = "";          // cluster.store
   bool allreduce = false;          // else asynchronous parameter servers (one server)
   std::function<void()> also_kill = nullptr;
+  // The coordinator's machine is lost with its disk: the new one starts with no journal file
+  // and takes the job back from cluster.store.
+  bool journal_lost = false;
 };
 
 void kill_and_restart_the_coordinator(const Setup& setup) {
@@ -79,6 +83,10 @@ void kill_and_restart_the_coordinator(const Setup& setup) {
       << transcript(all);
   for (Trib* m : members) EXPECT_FALSE(m->exited()) << m->name() << "\n" << transcript(all);
 
+  const fs::path journal = run / "coordinator-journal.json";
+  if (setup.journal_lost) {
+    ASSERT_TRUE(fs::remove(journal)) << journal;
+  }
   auto restarted = std::make_unique<Trib>("coordinator2", cargs);
   all.back() = restarted.get();
   bool ended = wait_until(all,
@@ -91,7 +99,8 @@ void kill_and_restart_the_coordinator(const Setup& setup) {
   ASSERT_TRUE(ended) << transcript(all);
   const std::string out = transcript(all);
   for (Trib* p : all) EXPECT_EQ(p->exit_code(), 0) << p->name() << "\n" << out;
-  EXPECT_TRUE(restarted->printed("took the running job back from " + (run / "coordinator-journal.json").string()))
+  EXPECT_TRUE(restarted->printed("took the running job back from " +
+                                 (setup.journal_lost ? std::string("cluster.store") : journal.string())))
       << out;
   for (Trib* m : members) EXPECT_TRUE(m->printed("reconnected to the coordinator at " + address)) << m->name();
 
@@ -123,6 +132,15 @@ TEST(CoordinatorRestart, WithEtcdLosingAnEtcdMemberAndTheCoordinatorLosesNothing
   if (!cluster::testing::EtcdTestCluster::binary()) GTEST_SKIP() << "etcd-server is not installed";
   cluster::testing::EtcdTestCluster etcd(3);
   kill_and_restart_the_coordinator({.store = etcd.url(), .also_kill = [&] { etcd.kill(etcd.leader() == 0 ? 1 : 0); }});
+}
+
+// The coordinator's machine lost for good, with an etcd member: the coordinator started again
+// elsewhere (here: with no journal file) takes the job back from the journal etcd keeps.
+TEST(CoordinatorRestart, WithEtcdACoordinatorStartedElsewhereTakesTheJobBackFromEtcd) {
+  if (!cluster::testing::EtcdTestCluster::binary()) GTEST_SKIP() << "etcd-server is not installed";
+  cluster::testing::EtcdTestCluster etcd(3);
+  kill_and_restart_the_coordinator(
+      {.store = etcd.url(), .also_kill = [&] { etcd.kill(etcd.leader()); }, .journal_lost = true});
 }
 
 }  // namespace

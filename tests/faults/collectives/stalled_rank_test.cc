@@ -1,6 +1,7 @@
 // A stalled allreduce worker (SIGSTOP): silent past cluster.peer_timeout_ms, it is evicted and
-// the other two re-form their group and go on; thawed (SIGCONT) once they have, it finds itself
-// evicted and exits (it is not relaunched: it was not killed by a signal), and the job finishes.
+// the other two re-form their group and go on; thawed (SIGCONT) once they have, it is told it
+// was evicted and rejoins as a new member (it starts itself again: same pid, no relaunch), joining
+// the running group with its members' variables, and the job finishes with all three.
 #include "faults/collectives/allreduce_cluster.h"
 
 namespace trib {
@@ -42,9 +43,30 @@ TEST(AllreduceStalledWorker, ASigstoppedWorkerIsEvictedAndTheOthersGoOn) {
                      .empty())
         << r.output;
   }
-  EXPECT_NE(r.output.find("local cluster: worker2 (pid " + pid + ") exited with status"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("it was evicted, and the job goes on without it"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("relaunching"), std::string::npos) << "a thawed process is not relaunched";
+  EXPECT_TRUE(find_line(r.output, std::regex(R"(\[worker2\] .*worker 2 \(incarnation [0-9]+, last generation seen )"
+                                             R"([0-9]+\) is no longer a member of the job: .*; it rejoins the job as a )"
+                                             R"(new member \(1 of 3)"))
+                   .size() > 0)
+      << r.output;
+  EXPECT_EQ(r.output.find("local cluster: worker2 (pid " + pid + ")"), std::string::npos)
+      << "the thawed process never ended\n" << r.output;
+  EXPECT_EQ(r.output.find("relaunching"), std::string::npos) << "nothing is relaunched: it starts itself again";
+  // It joins the running group with the members' variables, checked by checksum.
+  const std::vector<std::string> joined = find_line(
+      r.output,
+      std::regex(R"(\[worker2\] joined the allreduce group as generation ([0-9]+): rank 2 of 3; starts at step ([0-9]+) )"
+                 R"(with rank [01]'s variables \(crc32c ([0-9a-f]{8})\))"));
+  ASSERT_FALSE(joined.empty()) << r.output;
+  for (int w : {0, 1}) {
+    SCOPED_TRACE(fmt::format("worker {}", w));
+    const std::vector<std::string> m = find_line(
+        r.output, std::regex(fmt::format(R"(\[worker{}\] step [0-9]+: .*the group went on as generation {} with 3 )"
+                                         R"(workers \(was 2; this one rank {}\); back to step {} .*variables crc32c )"
+                                         R"(([0-9a-f]{{8}}))",
+                                         w, joined[1], w, joined[2])));
+    ASSERT_FALSE(m.empty()) << r.output;
+    EXPECT_EQ(m[1], joined[3]) << "the new member starts with the members' variables";
+  }
   EXPECT_GE(final_accuracy(r.output), 0.78) << r.output;
   fs::remove_all(out);
 }

@@ -243,3 +243,28 @@ TEST_F(EtcdRegistryTest, AFrozenLeaderCostsNoMemberItsLease) {
 
 }  // namespace
 }  // namespace trib::cluster
+
+namespace trib::cluster {
+namespace {
+
+// What must outlive the coordinator's machine (its journal) is kept beside the membership:
+// another process's registry of the same job reads it, also after the raft leader is lost, and
+// writing it starts no generation (it is not under the keys the registry watches).
+TEST_F(EtcdRegistryTest, AKeptValueOutlivesItsWriterAndALostLeaderAndStartsNoGeneration) {
+  EtcdRegistry a(etcd_->options("j"));
+  EXPECT_TRUE(a.durable());
+  EXPECT_FALSE(a.kept("coordinator/journal"));
+  auto w0 = a.enter("worker/0", "h:1", 5000ms);
+  const std::int64_t g = a.roster().generation;
+  a.keep("coordinator/journal", std::string("{\"v\":1}\n\x01", 9));
+  a.keep("coordinator/journal", "{\"v\":2}");  // rewritten whole
+  EXPECT_EQ(a.roster().generation, g);
+  etcd_->kill(etcd_->leader());
+  EtcdRegistry b(rotated(etcd_->options("j"), 1));
+  EXPECT_EQ(b.kept("coordinator/journal").value_or(""), "{\"v\":2}");
+  EtcdRegistry other_job(etcd_->options("k"));
+  EXPECT_FALSE(other_job.kept("coordinator/journal")) << "jobs sharing an etcd keep apart";
+}
+
+}  // namespace
+}  // namespace trib::cluster

@@ -34,7 +34,7 @@ TEST_F(CoordinatorJournalTest, ReadsBackWhatWasWrittenWithNoTemporaryLeft) {
   s.workers_left = 2;
   s.store = {{"ps/0/address", "127.0.0.1:6000"}, {"next/worker", "3"}};
   const fs::path path = dir_ / "run" / "coordinator-journal.json";  // the directory is created
-  write_journal(path, s);
+  write_journal(path, journal_text(s));
   EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
   std::optional<JournalState> r = read_journal(path);
   ASSERT_TRUE(r);
@@ -54,7 +54,7 @@ TEST_F(CoordinatorJournalTest, ReadsBackWhatWasWrittenWithNoTemporaryLeft) {
   EXPECT_EQ(r->store, s.store);
 
   s.ended = true;  // rewritten whole
-  write_journal(path, s);
+  write_journal(path, journal_text(s));
   EXPECT_TRUE(read_journal(path)->ended);
 }
 

@@ -146,5 +146,22 @@ TEST(DeployManifests, CheckpointsLiveOnTheChiefsPersistentVolumeAndServersWriteN
     EXPECT_GE(set["spec"]["template"]["spec"]["terminationGracePeriodSeconds"].as<int>(), 30);
 }
 
+// The coordinator journals the job under its --output: that directory is on a persistent volume
+// of its own, so that a coordinator pod started again takes the running job back.
+TEST(DeployManifests, TheCoordinatorsJournalOutlivesItsPod) {
+  auto m = load_manifests();
+  YAML::Node coordinator = m["StatefulSet/coordinator"];
+  ASSERT_TRUE(coordinator);
+  const std::string output = after(args_of(coordinator), "--output");
+  ASSERT_FALSE(output.empty()) << "the coordinator needs --output for its journal";
+  std::string claimed_mount;
+  for (const YAML::Node& c : coordinator["spec"]["volumeClaimTemplates"])
+    for (const YAML::Node& v : coordinator["spec"]["template"]["spec"]["containers"][0]["volumeMounts"])
+      if (v["name"].as<std::string>() == c["metadata"]["name"].as<std::string>())
+        claimed_mount = v["mountPath"].as<std::string>();
+  ASSERT_FALSE(claimed_mount.empty()) << "no persistent volume is mounted in the coordinator";
+  EXPECT_TRUE(output.starts_with(claimed_mount + "/")) << output << " is not on the volume at " << claimed_mount;
+}
+
 }  // namespace
 }  // namespace trib::config
