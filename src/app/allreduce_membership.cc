@@ -76,6 +76,13 @@ std::shared_ptr<collectives::Group> AllreduceMembership::join() {
   member.store().set(join_key(self()), std::to_string(member.membership().incarnation));
   o_.log->info("worker {}: asking to join the running allreduce group (incarnation {})", self(),
                member.membership().incarnation);
+  // A worker beyond the starting ones is taken in at the group's next epoch boundary, which may
+  // be far: it waits until then, or until the run ends (check_not_finished).
+  const bool between_epochs = joins_between_epochs(self());
+  if (between_epochs)
+    o_.log->info("worker {}: the group takes it in at its next epoch boundary (worker {} is beyond the job's {} "
+                 "starting workers: no shard of the epoch under way is its own)",
+                 self(), self(), member.membership().workers);
   const auto until = Clock::now() + o_.join_timeout;
   for (;;) {
     std::optional<GroupPlan> plan = read_plan();
@@ -88,7 +95,7 @@ std::shared_ptr<collectives::Group> AllreduceMembership::join() {
       continue;
     }
     check_not_finished();
-    TRIB_CHECK(Clock::now() < until, Timeout,
+    TRIB_CHECK(between_epochs || Clock::now() < until, Timeout,
                "worker {}: the group's leader gave it no place in the allreduce group within {} s (cluster.join_timeout_s)", self(),
                std::chrono::duration_cast<std::chrono::seconds>(o_.join_timeout).count());
     std::this_thread::sleep_for(20ms);
@@ -421,6 +428,15 @@ std::shared_ptr<collectives::Group> AllreduceMembership::lead_regroup(const coll
       }
     }
     std::vector<int> joiners = ready_joiners();
+    // Those beyond the starting workers only where this group was stopped for them, at an
+    // epoch boundary (admit_at_epoch_start).
+    bool admitting = false;
+    {
+      std::lock_guard lock(mu_);
+      admitting = admitting_ == failed.generation();
+    }
+    if (!admitting)
+      std::erase_if(joiners, [&](int w) { return joins_between_epochs(w); });
     if (!lost.empty() || !joiners.empty()) {
       // Above any plan already written: a leader lost while its group formed left one behind.
       const std::optional<GroupPlan> last = read_plan();
@@ -452,6 +468,32 @@ std::shared_ptr<collectives::Group> AllreduceMembership::lead_regroup(const coll
   }
 }
 
+bool AllreduceMembership::joins_between_epochs(int index) const { return index >= o_.member->membership().workers; }
+
+void AllreduceMembership::admit_at_epoch_start(collectives::Group& current) {
+  if (!leads_current()) return;
+  std::vector<int> waiting;
+  try {
+    for (int w : ready_joiners())
+      if (joins_between_epochs(w)) waiting.push_back(w);
+  } catch (const Error& e) {
+    o_.log->debug("worker {}: looking for joiners at an epoch boundary: {}", self(), e.what());
+    return;
+  }
+  if (waiting.empty()) return;
+  {
+    std::lock_guard lock(mu_);
+    admitting_ = current.generation();
+  }
+  o_.log->info("worker {}: worker(s) {} join at this epoch boundary: re-forming the allreduce group", self(),
+               fmt::join(waiting, ", "));
+  current.abort(fmt::format("worker(s) {} join the group at an epoch boundary", fmt::join(waiting, ", ")));
+}
+
+std::function<void(collectives::Group&)> AllreduceMembership::admit_joiners() {
+  return [this](collectives::Group& current) { admit_at_epoch_start(current); };
+}
+
 void AllreduceMembership::watch_joiners() {
   std::unique_lock lock(mu_);
   std::uint64_t aborted_generation = ~std::uint64_t{0};
@@ -463,6 +505,7 @@ void AllreduceMembership::watch_joiners() {
     std::vector<int> joiners;
     try {
       joiners = ready_joiners();
+      std::erase_if(joiners, [&](int w) { return joins_between_epochs(w); });  // admit_at_epoch_start's
     } catch (const Error& e) {
       // The coordinator is going away (the job is ending), or it did not answer this time.
       o_.log->debug("worker {}: looking for joiners: {}", self(), e.what());

@@ -105,6 +105,11 @@ class AllreduceMembership {
   // Worker 0, once its training returned (last checkpoint and report written): says so to the
   // others, which then leave. Nothing on the other workers.
   void confirm_run_end();
+  // The strategy's admit_joiners: at an epoch boundary of the data, the leader takes in the
+  // workers that ask to join beyond the job's starting ones (they hold no shard of an epoch
+  // under way, so only there does every member reshard with nothing left out or read twice):
+  // it aborts `current`, whose next exchange re-forms the group with them.
+  std::function<void(collectives::Group&)> admit_joiners();
 
  private:
   // `lead_wait`: how long the leader waits for a lost member or a joiner.
@@ -134,6 +139,9 @@ class AllreduceMembership {
   // Whether this worker is the lowest-indexed member of the group it formed last.
   bool leads_current() const;
   int self() const { return o_.member->membership().index; }
+  // Whether worker `index` joins only at an epoch boundary: one beyond the starting workers.
+  bool joins_between_epochs(int index) const;
+  void admit_at_epoch_start(collectives::Group& current);
 
   AllreduceMembershipOptions o_;
   bool joining_ = false;
@@ -143,6 +151,9 @@ class AllreduceMembership {
   std::weak_ptr<collectives::Group> current_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  // Under mu_: the generation of the group the leader stopped at an epoch boundary to take in
+  // joiners beyond the starting workers (none: ~0).
+  std::uint64_t admitting_ = ~std::uint64_t{0};
   std::thread watcher_;
 };
 

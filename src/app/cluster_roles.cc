@@ -388,10 +388,14 @@ namespace {
 int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& args, const Log& log) {
   const cluster::Membership& m = member->membership();
   config::JobConfig job = config::parse_job_config(m.job_yaml, "the coordinator's job");
-  // A fixed equal shard per starting worker leaves none for a joiner.
-  TRIB_CHECK(m.index < m.workers || (!job.data.stream() && job.data.assignment == "dynamic"), InvalidArgument,
+  // A fixed equal shard per starting worker leaves none for a ps joiner; an allreduce group
+  // reshards when it takes one in (at an epoch boundary).
+  const bool allreduce_files = job.strategy.name == config::StrategyName::allreduce && !job.data.stream();
+  TRIB_CHECK(m.index < m.workers || allreduce_files || (!job.data.stream() && job.data.assignment == "dynamic"),
+             InvalidArgument,
              "worker {} joined beyond cluster.workers ({}): the job's data is split into that many fixed shards "
-             "(data.assignment: shards), none for it; joiners need data.assignment: dynamic (a file job)",
+             "(data.assignment: shards), none for it; joiners need data.assignment: dynamic (a file job) or "
+             "strategy.name: allreduce (a file job)",
              m.index, m.workers);
 
   train::TrainerOptions o;
@@ -496,6 +500,7 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
     // (stream_sync.h), a relaunched one included: it offers nothing in the old group's scope.
     if (job.data.stream()) o.distribution.worker_lost = [a = &*allreduce](int index) { return a->lost_member(index); };
     links.regroup = allreduce->regroup();
+    if (!job.data.stream()) links.admit_joiners = allreduce->admit_joiners();
     links.await_rejoin = allreduce->await_chief();
     if (job.data.stream()) links.await_relaunched_chief = allreduce->await_relaunched_chief();
     // Tests only (app/fault_hooks.h): which process of worker 0 this is counts.
@@ -528,6 +533,13 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
     // A parameter-server job goes on without a worker other than the chief: SIGTERM to one
     // is its own leave (scaling down), not the job's stop.
     so.leaves_alone = job.strategy.name == config::StrategyName::ps && m.index != 0;
+    // An allreduce file job's worker other than the chief leaves when its launcher asks (trib
+    // scale down), at an epoch boundary, where the others reshard its data among them.
+    if (allreduce_files && m.index != 0) {
+      so.leave_key = cluster::membership_key::leave_request(m.index);
+      so.leave_value = std::to_string(m.incarnation);
+      so.leaves_between_epochs = true;
+    }
     stop.emplace(so);
     o.stop = &*stop;
   }

@@ -45,7 +45,9 @@ void ClusterStop::watch() {
       }
       std::optional<std::string> asked = o_.poll_store->try_get(kStopKey);
       std::optional<std::int64_t> step = chief() ? std::nullopt : parse_step(o_.poll_store->try_get(kStopStepKey));
+      const bool leave = !o_.leave_key.empty() && o_.poll_store->try_get(o_.leave_key) == o_.leave_value;
       lock.lock();
+      if (leave) leave_asked_ = true;
       if (asked) asked_by_ = asked;
       if (step) stop_step_ = step;
       lock.unlock();
@@ -59,7 +61,7 @@ void ClusterStop::watch() {
 
 bool ClusterStop::stop_at(std::int64_t step) {
   std::unique_lock lock(mu_);
-  if (o_.leaves_alone && o_.signal->received()) {
+  if ((o_.leaves_alone && o_.signal->received()) || leave_asked_) {
     leaving_ = true;
     return true;
   }
@@ -93,6 +95,10 @@ bool ClusterStop::stop_at(std::int64_t step) {
 
 std::string ClusterStop::reason() const {
   std::lock_guard lock(mu_);
+  if (leaving_ && leave_asked_)
+    return fmt::format("asked to leave (trib scale): worker {} leaves the job, which goes on without it (its data "
+                       "goes to the others{})",
+                       o_.worker_index, o_.leaves_between_epochs ? " from this epoch boundary on" : "");
   if (leaving_)
     return fmt::format("SIGTERM: worker {} leaves the job, which goes on without it (its data goes to the others)",
                        o_.worker_index);

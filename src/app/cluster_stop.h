@@ -37,6 +37,12 @@ struct ClusterStopOptions {
   // SIGTERM to this worker makes it leave the job alone (a non-chief parameter-server
   // worker: the others go on without it); the job's own stop still applies to it.
   bool leaves_alone = false;
+  // A store key whose value, once it is `leave_value` (this worker's incarnation), asks this
+  // worker to leave the job alone (trib scale down of an allreduce job); empty: none.
+  std::string leave_key;
+  std::string leave_value;
+  // Such a leave waits for an epoch boundary (train::StopRequest::leaves_between_epochs).
+  bool leaves_between_epochs = false;
   std::chrono::milliseconds poll{100};
   // Whether the store answers now; while it does not (the coordinator is away), lockstep
   // workers go on with the step the watcher last read instead of waiting at every boundary.
@@ -58,6 +64,7 @@ class ClusterStop final : public train::StopRequest {
     std::lock_guard lock(mu_);
     return leaving_;
   }
+  bool leaves_between_epochs() const override { return o_.leaves_between_epochs; }
 
  private:
   void watch();  // the background thread: raises this process's SIGTERM, reads the others'
@@ -71,6 +78,7 @@ class ClusterStop final : public train::StopRequest {
   std::optional<std::int64_t> stop_step_;  // kStopStepKey's, once known
   bool raised_ = false;                    // this process's SIGTERM is in the store
   bool leaving_ = false;                   // leaves_alone: SIGTERM came, it stops alone
+  bool leave_asked_ = false;               // leave_key holds leave_value: it stops alone
   std::thread watcher_;
 };
 

@@ -20,11 +20,17 @@ int run_scale(const ScaleArgs& args, const Log& log) {
              "{} is not the run directory of a running job (no config.yaml; the chief writes it when it starts)",
              run_dir.string());
   const config::JobConfig job = config::load_job_config(config.string(), {});
-  TRIB_CHECK(job.cluster.enabled && job.strategy.name == config::StrategyName::ps, InvalidArgument,
-             "{}: only a parameter-server cluster job (strategy.name: ps) changes its worker count while it runs",
+  const bool ps = job.strategy.name == config::StrategyName::ps;
+  const bool allreduce_files = job.strategy.name == config::StrategyName::allreduce && !job.data.stream();
+  TRIB_CHECK(job.cluster.enabled && (ps || allreduce_files), InvalidArgument,
+             "{}: only a parameter-server cluster job (strategy.name: ps) or an allreduce job on files changes its "
+             "worker count while it runs",
              config.string());
-  const int limit = !job.data.stream() && job.data.assignment == "dynamic" ? job.cluster.max_workers_or_default()
-                                                                          : job.cluster.workers;
+  // An allreduce group reshards at an epoch boundary; a ps job gives data beyond its starting
+  // workers' fixed shards only in dynamic chunks.
+  const int limit = allreduce_files || (!job.data.stream() && job.data.assignment == "dynamic")
+                        ? job.cluster.max_workers_or_default()
+                        : job.cluster.workers;
   TRIB_CHECK(args.workers >= 1 && args.workers <= limit, InvalidArgument,
              "--workers {}: the job in {} runs 1..{} worker(s){}", args.workers, run_dir.string(), limit,
              limit < job.cluster.max_workers_or_default()

@@ -154,9 +154,15 @@ int run_train(const TrainArgs& args, const Log& log) {
   lc.resume = o.resume;
   lc.ps = o.job.cluster.ps;
   lc.workers = o.job.cluster.workers;
-  // Joiners beyond cluster.workers (trib scale) need data that goes to whoever is present.
-  if (o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream() && o.job.data.assignment == "dynamic")
+  // Joiners beyond cluster.workers (trib scale) need data that goes to whoever is present: a
+  // parameter-server job's dynamic chunks, or an allreduce group resharding at an epoch boundary.
+  const bool allreduce_files = o.job.strategy.name == config::StrategyName::allreduce && !o.job.data.stream();
+  if ((o.job.strategy.name == config::StrategyName::ps && !o.job.data.stream() && o.job.data.assignment == "dynamic") ||
+      allreduce_files)
     lc.max_workers = o.job.cluster.max_workers_or_default();
+  // Scaled down, an allreduce worker leaves when asked through the store (SIGTERM is the job's
+  // preemption there), at an epoch boundary.
+  lc.leave_by_request = allreduce_files;
   lc.net = net_options(o.job);
   if (std::string note = unused_servers_note(o.job); !note.empty()) log.warn("local cluster: {}", note);
   lc.live = terminal;
@@ -286,8 +292,11 @@ int run_coordinator(const CoordinatorArgs& args, const Log& log) {
                                                .resume = !args.resume.empty(),
                                                .ps = job.cluster.ps,
                                                .workers = job.cluster.workers,
-                                               // Joiners beyond cluster.workers: parameter-server jobs only.
-                                               .max_workers = job.strategy.name == config::StrategyName::ps
+                                               // Joiners beyond cluster.workers: parameter-server jobs,
+                                               // and allreduce jobs on files (taken in at an epoch boundary).
+                                               .max_workers = job.strategy.name == config::StrategyName::ps ||
+                                                                      (job.strategy.name == config::StrategyName::allreduce &&
+                                                                       !job.data.stream())
                                                                   ? job.cluster.max_workers_or_default()
                                                                   : job.cluster.workers,
                                                .workers_may_be_lost = job.strategy.name != config::StrategyName::local,

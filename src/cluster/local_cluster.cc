@@ -266,8 +266,19 @@ int run_local_cluster(const LocalClusterOptions& o) {
       if (excess <= 0) break;
       if (c->name() == "worker0") continue;  // the chief ends the run: never scaled away
       --excess;
-      c->signal(SIGTERM);
       leaving.insert(c);
+      const int index = std::stoi(c->name().substr(6));
+      if (o.leave_by_request) {
+        // The holder's incarnation: a later process at this index is not asked.
+        std::int64_t incarnation = -1;
+        for (const RosterEntry& e : coordinator.roster().members)
+          if (e.role == "worker" && e.index == index) incarnation = e.incarnation;
+        coordinator.store().set(membership_key::leave_request(index), std::to_string(incarnation));
+        board.print(fmt::format("local cluster: asked {} (pid {}) to leave: it leaves at its next epoch boundary",
+                                c->name(), c->pid()));
+        continue;
+      }
+      c->signal(SIGTERM);
       board.print(fmt::format("local cluster: SIGTERM to {} (pid {}): it leaves at its next step", c->name(), c->pid()));
     }
   };

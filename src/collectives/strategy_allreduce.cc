@@ -102,9 +102,13 @@ void AllreduceUpdate::broadcast_slots() {
   if (o_.group->rank() != 0) restore_state(slots);
 }
 
+void AllreduceUpdate::at_epoch_start(std::int64_t /*step*/) {
+  if (o_.admit_joiners && o_.group && exchange_) o_.admit_joiners(*o_.group);
+}
+
 void AllreduceUpdate::finish() {
   final_report_ = report();  // the trainer asks for it after finish()
-  if (o_.await_rejoin && o_.group && vars_ != nullptr) {
+  if (o_.await_rejoin && o_.group && vars_ != nullptr && !leaving_) {
     exchange_.reset();  // no step is left to exchange; the group stays for the run's end
     // Until the chief's word that the run's end is written: each group given is one that a
     // relaunched chief (or worker) joined, which takes the final state here.

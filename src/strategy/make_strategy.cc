@@ -87,6 +87,7 @@ std::unique_ptr<update::UpdateStrategy> make_allreduce_update(const train::Updat
   ao.join = links.join;
   ao.await_rejoin = links.await_rejoin;
   ao.await_relaunched_chief = links.await_relaunched_chief;
+  ao.admit_joiners = links.admit_joiners;
   ao.linear_scaling = in.job.schedule.linear_scaling;
   ao.scaled_for = links.workers;
   // A stream group that loses a worker goes on from where every member's data stood at the

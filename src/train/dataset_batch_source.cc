@@ -37,10 +37,23 @@ std::int64_t steps_per_epoch(std::int64_t examples, const config::JobConfig& job
 DatasetBatchSource::DatasetBatchSource(std::shared_ptr<const data::Dataset> dataset, const config::JobConfig& job,
                                        const Distribution& dist, std::FILE* log)
     : dist_(dist), log_(log), dataset_(dataset), job_(job),
-      pipeline_(build_pipeline(dataset, job, dist.worker_index, dist.workers)) {
-  steps_per_epoch_ = train::steps_per_epoch(dataset->size(), job, dist.workers);
+      pipeline_(build_pipeline(dataset, job, dist.worker_index, std::max(dist.workers, dist.worker_index + 1))) {
   shard_index_ = dist.worker_index;
-  shard_count_ = dist.workers;
+  shard_count_ = std::max(dist.workers, dist.worker_index + 1);
+  steps_per_epoch_ = train::steps_per_epoch(dataset->size(), job, shard_count_);
+}
+
+bool DatasetBatchSource::peer_read_its_epoch(const data::DataPosition& peer) const {
+  int index = 0, count = 0;
+  if (!peer.has("shard") || std::sscanf(peer.get("shard").c_str(), "%d/%d", &index, &count) != 2 || count < 1)
+    return false;
+  return peer.get_int("cursor") >= train::steps_per_epoch(dataset_->size(), job_, count) * job_.training.batch;
+}
+
+bool DatasetBatchSource::at_epoch_start() const {
+  // Equal shards, the last partial batch dropped: an epoch is steps_per_epoch_ whole batches.
+  const std::int64_t cursor = pipeline_.position().get_int("cursor");
+  return cursor == 0 || cursor >= steps_per_epoch_ * job_.training.batch;
 }
 
 void DatasetBatchSource::follow(const data::DataPosition& peer) {
@@ -48,7 +61,9 @@ void DatasetBatchSource::follow(const data::DataPosition& peer) {
   try {
     at = data::position_in_shard(peer, shard_index_, shard_count_);
   } catch (const InvalidArgument&) {
-    at.set_int("epoch", peer.get_int("epoch"));
+    // Another sharding (a joiner beyond the starting workers): the start of the peer's epoch,
+    // or of the next one when the peer has read all of its own.
+    at.set_int("epoch", peer.get_int("epoch") + (peer_read_its_epoch(peer) ? 1 : 0));
     at.set_int("cursor", 0);
   }
   pipeline_.seek(at);
@@ -96,6 +111,9 @@ void DatasetBatchSource::use_shard(int index, int count) {
 void DatasetBatchSource::reshard(int index, int count) {
   TRIB_CHECK(count >= 1 && index >= 0 && index < count, InvalidArgument, "reshard: shard {} of {}", index, count);
   reshard_ = std::make_pair(index, count);
+  // Nothing of this epoch read (a group that changed at an epoch boundary): the whole epoch
+  // in the new sharding, so that no example is left out or read twice.
+  if (at_epoch_start() && (index != shard_index_ || count != shard_count_)) apply_reshard();
 }
 
 // Between epochs: the next epoch's permutation in the new sharding, from its start.

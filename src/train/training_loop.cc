@@ -164,12 +164,18 @@ RunSummary run_training_loop(const TrainerOptions& options, const LoopPlan& plan
     while (ctx.step < total_steps) {
       // A step boundary: the one place a run stops early. It then ends as a finished run
       // does, last checkpoint included, so that --resume continues from here.
-      if (options.stop != nullptr && options.stop->stop_at(ctx.step)) {
+      // A worker of a group with fixed shards leaves only between epochs (where the others take
+      // its data with nothing left out or read twice): until then it keeps stepping.
+      if (options.stop != nullptr && options.stop->stop_at(ctx.step) &&
+          !(options.stop->leaves() && options.stop->leaves_between_epochs() && !source.at_epoch_start())) {
         progress.message(fmt::format("step {}: {}: stopping here{}", ctx.step, options.stop->reason(),
                                      chief ? " and writing a checkpoint" : ""));
         ctx.leaving = options.stop->leaves();
+        if (ctx.leaving) update->leave();
         break;
       }
+      // Where a group admits workers that join beyond its starting ones (allreduce).
+      if (source.at_epoch_start()) update->at_epoch_start(ctx.step);
       const auto t0 = std::chrono::steady_clock::now();  // the step's phases, for hooks (ctx.timing)
       std::optional<data::Batch> batch = source.next();
       if (!batch) break;  // the source ended (a stream gone idle)

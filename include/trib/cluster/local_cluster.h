@@ -33,6 +33,9 @@ struct LocalClusterOptions {
   int ps = 0;
   int workers = 1;
   int max_workers = 0;  // CoordinatorOptions::max_workers
+  // `trib scale` down asks a worker to leave through the store (membership_key::leave_request)
+  // instead of sending it SIGTERM (which an allreduce job takes as its preemption).
+  bool leave_by_request = false;
   // A lost worker (other than the chief) does not end the job: see CoordinatorOptions. Its
   // process's exit is then no failure either.
   bool workers_may_be_lost = false;

@@ -28,6 +28,11 @@ inline std::string lost(const std::string& role, int index) {
 // partitions to the others. Cleared ("") when the launcher starts a worker at that index again.
 inline std::string given_up(int index) { return fmt::format("membership/given_up/worker/{}", index); }
 
+// Set by a local launcher (`trib scale` down of an allreduce job) to the incarnation of the
+// worker it asks to leave: that process leaves the job alone at its next epoch boundary, and
+// the others go on without it. A later holder of the index (another incarnation) ignores it.
+inline std::string leave_request(int index) { return fmt::format("membership/leave/worker/{}", index); }
+
 // Set by the coordinator (to how many times the chief was lost so far) when it evicts a chief
 // that the job goes on without (CoordinatorOptions::chief_may_be_lost), so before any process
 // can join in its place: the next worker 0 (relaunched by a local launcher, or started again by

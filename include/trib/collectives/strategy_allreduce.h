@@ -71,6 +71,10 @@ struct AllreduceUpdateOptions {
   // until it gives null, each group given one that the chief's relaunched process joined.
   // Empty: hand_over_after_end() hands nothing.
   std::function<std::shared_ptr<Group>(const Group& current)> await_relaunched_chief{};
+  // At an epoch boundary of the data (at_epoch_start): the group takes in the workers waiting
+  // to join beyond its starting ones, if this member leads it (it aborts the group, whose
+  // next exchange then re-forms it with them). Empty: such joiners are never waited for here.
+  std::function<void(Group& current)> admit_joiners{};
   // The schedule includes the linear scaling rule for `scaled_for` workers (0: the group's
   // size at construction); a re-formed group of n workers trains at lr * n / scaled_for.
   bool linear_scaling = false;
@@ -108,6 +112,11 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   // for hand_over_after_end() until the strategy goes); first, with options.await_rejoin, hands
   // the final state to each member it gives, until it gives none.
   void finish() override;
+  // This worker leaves a job that goes on (trib scale down): finish() hands nothing over and
+  // waits for nobody; the others re-form without it.
+  void leave() override { leaving_ = true; }
+  // options.admit_joiners, with the group now.
+  void at_epoch_start(std::int64_t step) override;
   // After finish(), with options.await_relaunched_chief: hands the final state (variables,
   // optimizer state, every member's cursor of the last step) to the relaunched chief of each
   // group it gives. False when it gave none.
@@ -173,6 +182,7 @@ class AllreduceUpdate final : public update::UpdateStrategy {
   VariableStore* vars_ = nullptr;  // the loop's, for hand_over_final_state()
   // The group finish() left, kept for hand_over_after_end() (options.await_relaunched_chief).
   std::shared_ptr<Group> finished_group_;
+  bool leaving_ = false;  // leave(): finish() waits for no run's end
   std::int64_t next_step_ = 0;     // the step after the last one applied
 };
 

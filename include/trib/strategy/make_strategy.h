@@ -40,6 +40,9 @@ struct WorkerLinks {
   // allreduce, a stream job: after finish(), the group a relaunched chief joined in place of one
   // lost after the run's last exchange (AllreduceUpdateOptions::await_relaunched_chief).
   std::function<std::shared_ptr<collectives::Group>(const collectives::Group&)> await_relaunched_chief{};
+  // allreduce: at an epoch boundary, takes in workers joining beyond the starting ones
+  // (AllreduceUpdateOptions::admit_joiners).
+  std::function<void(collectives::Group&)> admit_joiners{};
   ps::PsRecoveryOptions ps_recovery{};  // ps: surviving a lost server (empty: its loss ends the worker)
   // ps, a stream job whose partitions the job assigns: how the servers' data cursors compare
   // (ps::PsUpdateOptions::cursors); empty: opaque.

@@ -50,9 +50,14 @@ class BatchSource {
   virtual void follow(const data::DataPosition& /*position*/) {}
 
   // From the next epoch on, take shard `index` of `count` (the workers changed: a lost
-  // allreduce worker). The current epoch goes on in the shard it started in. A source
-  // without shards ignores it.
+  // allreduce worker). The current epoch goes on in the shard it started in; at an epoch's
+  // start (nothing of it read yet) the new sharding applies at once. A source without shards
+  // ignores it.
   virtual void reshard(int /*index*/, int /*count*/) {}
+  // Whether the next batch begins an epoch (none of the current one is left unread): where an
+  // allreduce group changes its members with nothing lost or read twice. False for a source
+  // without epochs.
+  virtual bool at_epoch_start() const { return false; }
 
   // Where a resumed run continues after the last applied batch, saved as the checkpoint's
   // data_position by the chief. nullopt: nothing to save (an iterator that cannot be

@@ -26,6 +26,8 @@ class DatasetBatchSource final : public BatchSource {
  public:
   // `dist` must outlive the source (the chief hands the resume position to the others
   // through its store). Throws InvalidArgument when a worker's shard holds less than a batch.
+  // A worker beyond dist.workers (an allreduce joiner) starts over worker_index + 1 shards,
+  // until the group it joins reshards it.
   DatasetBatchSource(std::shared_ptr<const data::Dataset> dataset, const config::JobConfig& job,
                      const Distribution& dist, std::FILE* log = stdout);
 
@@ -40,8 +42,10 @@ class DatasetBatchSource final : public BatchSource {
   // from the next epoch unless reshard() says otherwise.
   void resume_at(const data::DataPosition& position) override;
   std::optional<data::DataPosition> position() const override { return pipeline_.position(); }
-  // At the end of this epoch the pipeline is rebuilt over shard `index` of `count`.
+  // At the end of this epoch the pipeline is rebuilt over shard `index` of `count`; at once
+  // when at_epoch_start().
   void reshard(int index, int count) override;
+  bool at_epoch_start() const override;
   // The peer's epoch and cursor in this worker's shard when both are equal shards of the same
   // count (the lost worker's shard, taken up where the others stand); else the start of the
   // peer's epoch in this worker's shard.
@@ -49,6 +53,8 @@ class DatasetBatchSource final : public BatchSource {
 
  private:
   void apply_reshard();
+  // Whether `peer` (a position in its own equal shard) stands past its epoch's last batch.
+  bool peer_read_its_epoch(const data::DataPosition& peer) const;
   void use_shard(int index, int count);
 
   const Distribution& dist_;

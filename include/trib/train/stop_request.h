@@ -24,6 +24,9 @@ class StopRequest {
   // Whether this worker stops alone and the job goes on without it (SIGTERM to a non-chief
   // parameter-server worker): its hooks hand its data to the others instead of ending.
   virtual bool leaves() const { return false; }
+  // Whether such a leave waits for the source's next epoch boundary (an allreduce worker in
+  // fixed shards: the others reshard there); it keeps stepping until then.
+  virtual bool leaves_between_epochs() const { return false; }
 };
 
 // A single process: stops at the first step boundary after SIGTERM.

@@ -93,6 +93,13 @@ class UpdateStrategy {
   virtual void save(CheckpointWriter& writer, const VariableStore& vars);
   // After the last step: flush, leave the group, report. Called on every worker.
   virtual void finish() {}
+  // Before finish(), on a worker that leaves a job which goes on without it (trib scale down):
+  // finish() then waits for nobody's end of the run.
+  virtual void leave() {}
+  // At a step boundary where the data source begins an epoch (BatchSource::at_epoch_start),
+  // before that step's batch: where an allreduce group takes in workers that join beyond its
+  // starting ones, so that every member reshards with nothing left out or read twice.
+  virtual void at_epoch_start(std::int64_t /*step*/) {}
   // After finish(), on a worker other than the chief: the job was restored since (a lost
   // parameter server, restore announced under kRestoreKey), and this worker, done, says so
   // again to the restored servers, so that the chief does not wait for it.

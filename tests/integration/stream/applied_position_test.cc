@@ -116,10 +116,12 @@ TEST_F(AppliedPositionTest, ClaimsOfTwoWorkersRestoreOnOneWorker) {
   std::vector<data::DataPosition> claims(2);
   auto worker = [&](int index) {
     Trainer t = trainer(source_options(bootstrap(), cards), 10 + index, 128, 16);
-    // Wait until both share the partitions, as a trainer's start barrier does.
-    for (auto end = std::chrono::steady_clock::now() + 20s;
+    // Wait until both share the partitions, as a trainer's start barrier does (a loaded machine
+    // can take long to rebalance; training with another split would read partitions twice).
+    for (auto end = std::chrono::steady_clock::now() + 60s;
          t.kafka->assignment().size() != 2 && std::chrono::steady_clock::now() < end;)
       t.kafka->service(10ms);
+    EXPECT_EQ(t.kafka->assignment().size(), 2u) << "worker " << index << ": the group did not split the 4 partitions";
     std::vector<std::int64_t> ids = train(t, 400);
     std::lock_guard lock(mu);
     claims[index] = t.kafka->applied_position();

@@ -1,6 +1,6 @@
 // A dataset source when the workers change (a lost or rejoining allreduce worker): the current
-// epoch goes on in its shard, the next one is split among the new count; a joiner takes up
-// a peer's epoch and cursor in its own shard.
+// epoch goes on in its shard, the next one is split among the new count (at an epoch's start,
+// that epoch already); a joiner takes up a peer's epoch and cursor in its own shard.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -88,16 +88,60 @@ TEST(DatasetReshard, ARollbackAcrossAnEpochsReshardGoesBackToTheShardItsCursorWa
   Distribution d = worker(1, 3);
   DatasetBatchSource source(indexed(24), job(), d, quiet.f);
   source.start({});
-  source.reshard(1, 2);
   EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{1, 4, 7, 10}));
+  source.reshard(1, 2);  // mid-epoch: from the next epoch on
   EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{13, 16, 19, 22}));
   const data::DataPosition end_of_epoch0 = *source.position();
   EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{1, 3, 5, 7})) << "epoch 1: shard 1 of 2";
   source.resume_at(end_of_epoch0);
-  source.reshard(2, 3);  // the re-formed group: 3 workers again, this one now rank 2
-  EXPECT_EQ(source.position()->get("shard"), end_of_epoch0.get("shard"));
+  // Back at the end of epoch 0, in its 3-way shard: nothing of epoch 1 read, so the re-formed
+  // group's sharding (3 workers again, this one now rank 2) applies at once.
+  EXPECT_TRUE(source.at_epoch_start());
+  source.reshard(2, 3);
+  EXPECT_EQ(source.position()->get("shard"), "2/3 equal");
+  EXPECT_EQ(source.position()->get_int("epoch"), 1);
   EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{2, 5, 8, 11})) << "epoch 1: shard 2 of 3";
   EXPECT_EQ(source.steps_per_epoch(), 2);
+}
+
+// A group that changes where an epoch begins (an allreduce group taking a worker in, or letting
+// one go, at an epoch boundary): the new sharding applies to that whole epoch, so no example of
+// it is left out or read twice; mid-epoch the source is not at an epoch's start.
+TEST(DatasetReshard, AtAnEpochsStartTheNewShardingAppliesToThatEpoch) {
+  Quiet quiet;
+  Distribution d = worker(1, 3);
+  DatasetBatchSource source(indexed(24), job(), d, quiet.f);
+  source.start({});
+  EXPECT_TRUE(source.at_epoch_start());
+  source.reshard(1, 2);
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{1, 3, 5, 7})) << "epoch 0 in shard 1 of 2";
+  EXPECT_FALSE(source.at_epoch_start());
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{9, 11, 13, 15}));
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{17, 19, 21, 23}));
+  EXPECT_TRUE(source.at_epoch_start()) << "epoch 0's last batch is read";
+  source.reshard(0, 4);
+  EXPECT_EQ(source.position()->get_int("epoch"), 1);
+  EXPECT_EQ(rows(*source.next()), (std::vector<std::int64_t>{0, 4, 8, 12})) << "epoch 1 in shard 0 of 4";
+}
+
+// A worker beyond the starting ones (an allreduce joiner, index 3 of a job started with 3) has
+// a source of its own index's count until the group reshards it, and following a peer that has
+// read its whole epoch it starts at the next one.
+TEST(DatasetReshard, AJoinerBeyondTheStartingWorkersStartsAtThePeersNextEpoch) {
+  Quiet quiet;
+  Distribution peer_dist = worker(0, 3);
+  DatasetBatchSource peer(indexed(24), job(), peer_dist, quiet.f);
+  peer.start({});
+  peer.next();
+  peer.next();  // the whole of epoch 0 in shard 0 of 3
+  Distribution joiner_dist = worker(3, 3);
+  DatasetBatchSource joiner(indexed(24), job(), joiner_dist, quiet.f);
+  EXPECT_EQ(joiner.steps_per_epoch(), 1) << "6 examples of shard 3 of 4";
+  joiner.start({});
+  joiner.follow(*peer.position());
+  EXPECT_EQ(joiner.position()->get_int("epoch"), 1);
+  joiner.reshard(3, 4);
+  EXPECT_EQ(rows(*joiner.next()), (std::vector<std::int64_t>{3, 7, 11, 15})) << "epoch 1 in shard 3 of 4";
 }
 
 // A relaunched worker 2 of 3 follows worker 0's position: the same epoch and cursor, in shard 2
