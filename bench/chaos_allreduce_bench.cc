@@ -45,7 +45,7 @@ Run run_job(const std::string& trib, const std::string& out, const std::string& 
   fs::remove_all(out);
   const std::string cmd = fmt::format(
       "{} train {}/examples/fashion_allreduce.yaml --output {} --set cluster.workers=3 --set threads.intra=1 "
-      "--set training.train_metrics=false --set data.test_subset=2000 {} 2>&1",
+      "--set training.train_metrics=false --set data.test_subset=10000 {} 2>&1",
       trib, TRIB_SOURCE_DIR, out, extra);
   FILE* p = popen(cmd.c_str(), "r");
   Run r;
