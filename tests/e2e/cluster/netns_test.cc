@@ -243,5 +243,57 @@ TEST(NetworkNamespaces, AChiefStartedAgainOnItsHostRejoinsInPlace) {
   EXPECT_TRUE(again.printed("done: test accuracy")) << transcript(all);
 }
 
+// RELIABILITY.md row 5 across hosts: a worker on its own host is stopped (SIGSTOP) past the
+// heartbeat timeout and evicted; thawed, it starts itself again as a new member, binding its
+// host's address again (the old image's sockets were closed on the exec), and resumes with the
+// server's values; the job finishes with every role on its host.
+TEST(NetworkNamespaces, AWorkerStoppedOnItsHostRejoinsAsANewMemberOnceThawed) {
+  NamespaceLab lab(4);
+  if (std::string why = lab.create(); !why.empty())
+    GTEST_SKIP() << "skipping the multi-host test in network namespaces: " << why;
+  TempDir dir("netns_thawed");
+  std::string secret = dir.file("secret", kSecretHex);
+  std::string job =
+      dir.file("job.yaml", tiny_job("cluster: {ps: 1, workers: 2, heartbeat_ms: 500, peer_timeout_ms: 3000}\n"));
+  const fs::path run = dir.path() / "run";
+  std::string coordinator_address = lab.host(0).address + ":7000";
+  Trib coordinator = long_run_coordinator(lab, coordinator_address, job, secret, run);
+  ASSERT_TRUE(wait_until({&coordinator}, [&] { return coordinator.printed("waiting for"); }, 20s))
+      << coordinator.output();
+  Trib ps("ps", {"ps", "--join", coordinator_address, "--bind", lab.host(1).address, "--secret-file", secret},
+          lab.exec_in(1));
+  Trib chief("worker0",
+             {"worker", "--join", coordinator_address, "--index", "0", "--bind", lab.host(2).address, "--secret-file",
+              secret},
+             lab.exec_in(2));
+  Trib worker1("worker1",
+               {"worker", "--join", coordinator_address, "--index", "1", "--bind", lab.host(3).address, "--secret-file",
+                secret},
+               lab.exec_in(3));
+  std::vector<Trib*> all{&coordinator, &ps, &chief, &worker1};
+  ASSERT_TRUE(wait_until(all, [&] { return newest_checkpoint(run) >= 100; }, 120s)) << transcript(all);
+  worker1.signal(SIGSTOP);
+  const std::regex evicted("coordinator: worker 1 at " + lab.host(3).address + ":[0-9]+ was lost");
+  ASSERT_TRUE(wait_until(all, [&] { return std::regex_search(coordinator.output(), evicted); }, 30s))
+      << "the coordinator evicts it\n" << transcript(all);
+  worker1.signal(SIGCONT);
+  ASSERT_TRUE(wait_until(all, [&] { return coordinator.exited() && ps.exited() && chief.exited() && worker1.exited(); },
+                         240s))
+      << transcript(all);
+  for (Trib* p : all) EXPECT_EQ(p->exit_code(), 0) << p->name() << "\n" << transcript(all);
+  EXPECT_TRUE(worker1.printed("is no longer a member of the job")) << transcript(all);
+  EXPECT_TRUE(worker1.printed("it rejoins the job as a new member (1 of 3")) << transcript(all);
+  std::smatch started, sent;
+  ASSERT_TRUE(std::regex_search(worker1.output(), started,
+                                std::regex("worker 1: starts at step ([0-9]+) with the servers' values \\(ps 0 crc32c "
+                                           "([0-9a-f]{8})\\)")))
+      << transcript(all);
+  ASSERT_TRUE(std::regex_search(ps.output(), sent,
+                                std::regex("ps 0: worker 1 rejoined at step ([0-9]+); values crc32c ([0-9a-f]{8})")))
+      << transcript(all);
+  EXPECT_EQ(started[2], sent[2]) << "the new member starts from the values the server sent";
+  EXPECT_TRUE(chief.printed("done: test accuracy")) << transcript(all);
+}
+
 }  // namespace
 }  // namespace trib::testing
