@@ -387,12 +387,23 @@ std::shared_ptr<collectives::Group> AllreduceMembership::regroup_now(const colle
       auto superseded = [&] {
         if (auto p = read_plan(); p && p->generation > g) return true;
         std::map<int, std::int64_t> now = listed_workers();
-        std::lock_guard lock(mu_);
-        return std::any_of(plan->workers.begin(), plan->workers.end(), [&](int w) {
-          auto was = incarnation_.find(w);
-          if (!contains(members_, w) || was == incarnation_.end()) return false;  // a joiner
-          auto it = now.find(w);
-          return it == now.end() || it->second != was->second;
+        std::vector<std::pair<int, std::int64_t>> replaced;  // members of the failed group listed anew
+        {
+          std::lock_guard lock(mu_);
+          for (int w : plan->workers) {
+            auto was = incarnation_.find(w);
+            if (!contains(members_, w) || was == incarnation_.end()) continue;  // a joiner
+            auto it = now.find(w);
+            if (it == now.end()) return true;  // lost since
+            if (it->second != was->second) replaced.emplace_back(w, it->second);
+          }
+        }
+        // A member of the failed group relaunched (a new incarnation): the leader may have
+        // taken it in with this very plan (lost and joining at once, the relaunch being quick),
+        // so only a new process that has not asked to join makes the plan stale. (Seen under
+        // load: a member dropped the plan its leader had formed, and the leader's group failed.)
+        return std::any_of(replaced.begin(), replaced.end(), [&](const std::pair<int, std::int64_t>& r) {
+          return o_.member->store().try_get(join_key(r.first)).value_or("") != std::to_string(r.second);
         });
       };
       if (auto group = try_form(*plan, superseded)) return group;
@@ -437,6 +448,11 @@ std::shared_ptr<collectives::Group> AllreduceMembership::lead_regroup(const coll
     }
     if (!admitting)
       std::erase_if(joiners, [&](int w) { return joins_between_epochs(w); });
+    // Losses first: the survivors re-form alone, and joiners come in with the next regroup
+    // (the watcher's abort). One plan holding both a lost member's index and its quick relaunch
+    // had the survivors tell the old member from the new one by the roster they each saw, and a
+    // survivor with a newer roster than the plan dropped it (the leader's group then failed).
+    if (!lost.empty()) joiners.clear();
     if (!lost.empty() || !joiners.empty()) {
       // Above any plan already written: a leader lost while its group formed left one behind.
       const std::optional<GroupPlan> last = read_plan();
