@@ -471,7 +471,8 @@ int train_as_worker(std::unique_ptr<cluster::Member>& member, const RoleArgs& ar
         .published = [bind, args](const std::string& bound) { return published_address(bind, args, bound); },
         .join_timeout = std::chrono::seconds(job.cluster.join_timeout_s),
         .loss_wait = 2 * std::chrono::milliseconds(job.cluster.peer_timeout_ms) + std::chrono::seconds(2),
-        .base = {},
+        .base = {.segment_bytes = static_cast<std::size_t>(job.strategy.segment_kib) << 10,
+                  .pipeline_depth = static_cast<std::size_t>(job.strategy.pipeline_depth)},
         .log = &log,
         .await_chief_word = !job.data.stream()});
     // A relaunched worker joins the running group once its strategy starts (its model built).

@@ -48,6 +48,8 @@ StrategyConfig read_strategy(ConfigReader r) {
   s.ps_overlap = r.get<bool>("ps_overlap", s.ps_overlap);
   s.ps_pull_ahead = r.get<bool>("ps_pull_ahead", s.ps_pull_ahead);
   s.bucket_mb = r.get<double>("bucket_mb", s.bucket_mb);
+  s.segment_kib = r.get<int>("segment_kib", s.segment_kib);
+  s.pipeline_depth = r.get<int>("pipeline_depth", s.pipeline_depth);
   s.compression = parse_enum(r, "compression", s.compression, kCompressions);
   s.stages = r.get<int>("stages", s.stages);
   s.micro_batches = r.get<int>("micro_batches", s.micro_batches);
@@ -65,6 +67,10 @@ StrategyConfig read_strategy(ConfigReader r) {
   TRIB_CHECK(s.period > 0 && s.backup_workers >= 0 && s.partition_bytes > 0 && s.bucket_mb > 0, InvalidArgument,
              "config {}: strategy.period, partition_bytes and bucket_mb must be positive and backup_workers >= 0",
              r.file());
+  TRIB_CHECK(s.segment_kib >= 4 && s.segment_kib <= 65536 && s.pipeline_depth >= 1 && s.pipeline_depth <= 256,
+             InvalidArgument,
+             "config {}: strategy.segment_kib must be 4..65536 and pipeline_depth 1..256 (got {}, {})", r.file(),
+             s.segment_kib, s.pipeline_depth);
   TRIB_CHECK(s.ps_replicas == 0 || s.ps_replicas == 1, InvalidArgument,
              "config {}: strategy.ps_replicas must be 0 or 1 (one hot backup per shard), got {}", r.file(),
              s.ps_replicas);

@@ -102,6 +102,7 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
     // transfer (n + 1; fitted to the emulation, docs/scaling.md).
     const double transfers = !serial ? n : c.strategy == Strategy::ps_sync ? 2 * n : n + 1;
     p.server_link_s = transfers * max_server_share / rate;
+    p.server_cpu_s = 2 * n * max_server_share * b.cpu_s_per_byte / hosts.cores;
     worker_bytes = 2 * s;
     overlap = b.ps_overlap;
     latency = 2 * link.latency_s * (b.ps_pull_behind_push ? 1 : 2);  // round trips: one, or push's then pull's
@@ -114,8 +115,17 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
     latency = 2 * (n - 1) * link.latency_s * std::max(1, costs.allreduce_buckets);
   }
   const double compute = it->second / hosts.cores;
-  p.compute_s = compute + worker_bytes * b.cpu_s_per_byte / hosts.cores;
-  const double comm = std::max(p.worker_link_s, p.server_link_s) + latency;
+  const double exchange_cpu = worker_bytes * b.cpu_s_per_byte / hosts.cores;
+  p.compute_s = compute + exchange_cpu;
+  // A server's CPU: synchronous workers wait while it takes every push and then sends every
+  // pull, so it is part of their exchange; asynchronous workers compute while it serves the
+  // others, so it only caps the rate (a floor under the step, below).
+  const bool server_cpu_in_exchange = c.strategy == Strategy::ps_sync;
+  const double comm =
+      std::max({p.worker_link_s, p.server_link_s, server_cpu_in_exchange ? p.server_cpu_s : 0.0}) + latency;
+  // The exchange's CPU (encryption, copies) runs while its bytes stream over the link, so
+  // the step pays the longer of the two, not their sum; either way it is at least all the
+  // CPU the host spends (docs/scaling.md, "The exchange's CPU").
   auto timing = costs.gradients.find(c.batch);
   if (!ps && c.workers > 1 && timing != costs.gradients.end() && !timing->second.empty()) {
     double grads_done = 0;
@@ -123,13 +133,17 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
     const double per_byte = 2 * (n - 1) / n * (c.bf16 ? 0.5 : 1.0) / rate;
     const double averaged =
         allreduce_timeline(timing->second, costs.bucket_bytes, compute, per_byte, 2 * (n - 1) * link.latency_s);
-    // The update follows the last bucket; the exchange's CPU (frames, MACs) adds on.
-    p.step_s = std::max(grads_done * compute, averaged) + (1 - grads_done) * compute + (p.compute_s - compute);
+    // The update follows the last bucket.
+    const double timeline = std::max(grads_done * compute, averaged) + (1 - grads_done) * compute;
+    p.step_s = b.exchange_cpu_overlaps_wire ? std::max(p.compute_s, timeline) : timeline + exchange_cpu;
     p.hidden_s = p.compute_s + comm - p.step_s;
   } else {
     // Communication hides behind backprop up to the overlap's share of it; the rest adds on.
-    p.hidden_s = std::min(comm, overlap * b.backprop_fraction * p.compute_s);
-    p.step_s = p.compute_s + comm - p.hidden_s;
+    const double hidden = std::min(comm, overlap * b.backprop_fraction * p.compute_s);
+    p.step_s = b.exchange_cpu_overlaps_wire ? compute + std::max(exchange_cpu, comm - hidden)
+                                            : p.compute_s + comm - hidden;
+    if (!server_cpu_in_exchange) p.step_s = std::max(p.step_s, p.server_cpu_s);
+    p.hidden_s = p.compute_s + comm - p.step_s;
   }
   p.images_per_s = n * static_cast<double>(c.batch) / p.step_s;
   p.efficiency = p.images_per_s / (n * static_cast<double>(c.batch) / compute);
@@ -137,9 +151,10 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
   const double nominal = std::max(p.worker_link_s, p.server_link_s) * rate / link.bytes_per_s + latency;
   p.bound_images_per_s = n * static_cast<double>(c.batch) / std::max({compute, nominal});
   // The link whose exposed time costs more than a quarter of the compute names the limit.
-  p.bottleneck = comm - p.hidden_s <= 0.25 * p.compute_s         ? "compute"
-                 : p.server_link_s > p.worker_link_s ? "server_link"
-                                                     : "worker_link";
+  p.bottleneck = comm - p.hidden_s <= 0.25 * p.compute_s                                   ? "compute"
+                 : p.server_cpu_s > std::max(p.server_link_s, p.worker_link_s) ? "server_cpu"
+                 : p.server_link_s > p.worker_link_s                           ? "server_link"
+                                                                               : "worker_link";
   return p;
 }
 

@@ -52,9 +52,16 @@ struct Link {
 // emulation's figures fit them (docs/scaling.md).
 struct Behaviour {
   double backprop_fraction = 2.0 / 3;  // of a step's compute; communication may hide behind it
-  // CPU-seconds per byte a host sends or receives: the frames' encryption and MAC, and
-  // copies (docs/scaling_limits.md measures 0.61 ns/B with the kernel's; 0.23 without).
-  double cpu_s_per_byte = 0.61e-9;
+  // CPU-seconds per byte a host sends or receives: the frames' encryption (AES-256-GCM, the
+  // default wire) and the kernel's TCP path. 1.1 ns/B: the CPU that two CNN workers on
+  // emulated hosts spent beyond training alone, 30 ms a step for 26.2 MB in and out, the
+  // same for the ring and for a ps worker (docs/scaling.md, "The exchange's CPU"); the
+  // MAC-only wire on loopback costs 0.61 (docs/scaling_limits.md).
+  double cpu_s_per_byte = 1.1e-9;
+  // The exchange's CPU is spent while its bytes are on the link (the transport encrypts and
+  // copies a frame while the ones before it travel), so a step pays max(CPU, wire) for an
+  // exchange, not CPU + wire. False: the sum (the model before, kept for comparison).
+  bool exchange_cpu_overlaps_wire = true;
   // Without a measured gradient timeline: how much of the allreduce may hide behind backprop.
   double allreduce_overlap = 0.0;
   double ps_overlap = 0.0;         // a ps worker pushes after its step
@@ -83,12 +90,15 @@ struct Prediction {
   double hidden_s = 0;        // communication hidden behind the step's compute
   double worker_link_s = 0;   // the busiest direction of a worker's link
   double server_link_s = 0;   // the busiest server's link (ps)
+  // The busiest server's CPU for the frames it receives and sends (ps): n pushes and n
+  // pulls of its share a step, on a host like the workers'.
+  double server_cpu_s = 0;
   double step_s = 0;          // predicted
   double images_per_s = 0;    // all workers
   double efficiency = 0;      // over workers x one host alone
   double bound_images_per_s = 0;  // perfect overlap: workers x batch / max(compute, links)
-  // compute, or the link (worker_link, server_link) when its exposed time exceeds a quarter
-  // of the compute
+  // compute, or what the exposed time waits on (worker_link, server_link, server_cpu) when
+  // it exceeds a quarter of the compute
   std::string bottleneck;
 };
 

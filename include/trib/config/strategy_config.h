@@ -48,6 +48,11 @@ struct StrategyConfig {
   // step more of staleness, which asynchronous training already accepts). Off by default.
   bool ps_pull_ahead = false;
   double bucket_mb = 4.0;           // allreduce: gradient fusion size
+  // allreduce: a ring step's block goes in pieces of this size, and this many pieces are
+  // asked for ahead of need. Their product is what one ring keeps in flight: it must cover
+  // the link's bandwidth x round trip, or the ring waits on latency (docs/collectives.md).
+  int segment_kib = 256;
+  int pipeline_depth = 4;
   Compression compression = Compression::none;  // allreduce: none | bf16 | fp16
   int stages = 2;                   // pipeline: processes the model's layers are cut into
   int micro_batches = 4;            // pipeline: micro-batches per step (divides training.batch)

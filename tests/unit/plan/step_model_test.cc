@@ -73,6 +73,66 @@ TEST(StepModel, CommunicationCpuAddsToComputeOnTheHostsCores) {
   EXPECT_NEAR(p.compute_s, 0.060 + kCnnBytes * 1e-9 / 0.5, 1e-12);
 }
 
+// The exchange's CPU (encryption, copies) is spent while its bytes travel: a step pays the
+// longer of the two. One async worker pulling ahead, one server, a quarter core, 1 ns/B:
+// 2 x 13.1 MB of CPU is 105 ms there.
+TEST(StepModel, TheExchangesCpuOverlapsItsWire) {
+  const JobCosts costs = cnn_costs(0.030);
+  Behaviour b = no_cpu_cost();
+  b.cpu_s_per_byte = 1e-9;
+  b.ps_pull_ahead = true;
+  const double cpu = 2.0 * kCnnBytes * 1e-9 / 0.25;
+  // A slow link: the wire is longer, the CPU hides in it.
+  Prediction slow = predict(costs, Hosts{0.25}, Link{31.25e6, 0, 1.0}, {Strategy::ps_async, false, 1, 1, 64}, b);
+  EXPECT_NEAR(slow.step_s, 0.120 + kCnnBytes / 31.25e6, 1e-12);
+  // A fast link: the CPU is longer, the wire hides in it.
+  Prediction fast = predict(costs, Hosts{0.25}, Link{31.25e9, 0, 1.0}, {Strategy::ps_async, false, 1, 1, 64}, b);
+  EXPECT_NEAR(fast.step_s, 0.120 + cpu, 1e-12);
+  EXPECT_NEAR(fast.compute_s, 0.120 + cpu, 1e-12);
+  // The sum, as the model had it before.
+  b.exchange_cpu_overlaps_wire = false;
+  EXPECT_NEAR(predict(costs, Hosts{0.25}, Link{31.25e6, 0, 1.0}, {Strategy::ps_async, false, 1, 1, 64}, b).step_s,
+              0.120 + cpu + kCnnBytes / 31.25e6, 1e-12);
+}
+
+// An allreduce step is never shorter than all the CPU its host spends: compute plus the
+// exchange's. Two workers, one core, a link so fast that the timeline is the compute.
+TEST(StepModel, AnAllreduceStepIsAtLeastItsHostsCpu) {
+  JobCosts costs = cnn_costs(0.100);
+  costs.gradients[64] = {{kCnnBytes, 0.5}};
+  Behaviour b = no_cpu_cost();
+  b.cpu_s_per_byte = 2e-9;
+  Prediction p = predict(costs, Hosts{1}, Link{31.25e12, 0, 1.0}, {Strategy::allreduce, false, 2, 0, 64}, b);
+  EXPECT_NEAR(p.step_s, 0.100 + 2.0 * kCnnBytes * 2e-9, 1e-9);  // one tensor out and one in
+  EXPECT_NEAR(p.step_s, p.compute_s, 1e-12);
+}
+
+// A server's CPU: n pushes and n pulls of its share a step. Synchronous workers wait for it;
+// asynchronous ones compute meanwhile, so it only caps their rate. 4 workers, 1 server, a
+// quarter core, 1 ns/B, a link too fast to matter: 8 x 13.1 MB is 419 ms there.
+TEST(StepModel, AServersCpuIsInASyncExchangeAndCapsAsyncWorkers) {
+  const JobCosts costs = cnn_costs(0.030);
+  Behaviour b = no_cpu_cost();
+  b.cpu_s_per_byte = 1e-9;
+  const Link fast{31.25e12, 0, 1.0};
+  const double server = 2 * 4.0 * kCnnBytes * 1e-9 / 0.25;
+  Prediction sync = predict(costs, Hosts{0.25}, fast, {Strategy::ps_sync, false, 4, 1, 64}, b);
+  EXPECT_NEAR(sync.server_cpu_s, server, 1e-12);
+  EXPECT_NEAR(sync.step_s, 0.120 + server, 1e-9);
+  EXPECT_EQ(sync.bottleneck, "server_cpu");
+  Prediction async = predict(costs, Hosts{0.25}, fast, {Strategy::ps_async, false, 4, 1, 64}, b);
+  EXPECT_NEAR(async.step_s, server, 1e-9);  // more than the worker's own 120 + 105 ms
+  // Two servers, the busier holding 1.2 x the mean: 251 ms, still above the worker's own
+  // step. Three even ones: 140 ms, and the worker's own step (compute and its exchange's
+  // CPU) is the longer.
+  Prediction two = predict(costs, Hosts{0.25}, fast, {Strategy::ps_async, false, 4, 2, 64}, b);
+  EXPECT_NEAR(two.server_cpu_s, 1.2 * server / 2, 1e-9);
+  EXPECT_NEAR(two.step_s, two.server_cpu_s, 1e-9);
+  Prediction three = predict(costs, Hosts{0.25}, fast, {Strategy::ps_async, false, 4, 3, 64}, b);
+  EXPECT_NEAR(three.server_cpu_s, server / 3, 1e-9);
+  EXPECT_NEAR(three.step_s, 0.120 + 2.0 * kCnnBytes * 1e-9 / 0.25, 1e-9);
+}
+
 TEST(StepModel, ParameterServerWorkersPushThenPullAndServersShareTheLoad) {
   const JobCosts costs = cnn_costs(0.030);
   const Link link{31.25e6, 0, 1.0};

@@ -1,5 +1,6 @@
-// The parameter-server strategy's options: strategy.ps_replicas (0 or 1, and a backup needs
-// another server to live on) and strategy.ps_pull_ahead (off by default; async only).
+// The strategies' options: strategy.ps_replicas (0 or 1, and a backup needs another server
+// to live on), strategy.ps_pull_ahead (off by default; async only), and the ring's window,
+// strategy.segment_kib and strategy.pipeline_depth (256 KiB x 4 by default).
 #include <gtest/gtest.h>
 
 #include "trib/config/job_config.h"
@@ -67,6 +68,28 @@ TEST(PsPullAheadConfig, OtherModesAreRefusedInOneLineNamingTheKey) {
     const std::string e = error_of({"strategy.ps_pull_ahead=true", std::string("strategy.mode=") + mode});
     EXPECT_NE(e.find("strategy.ps_pull_ahead needs strategy.mode: async"), std::string::npos) << mode << ": " << e;
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+}
+
+TEST(AllreduceWindowConfig, DefaultsToFourPiecesOf256KiB) {
+  const StrategyConfig s = parse_job_config(kJob, "job.yaml").strategy;
+  EXPECT_EQ(s.segment_kib, 256);
+  EXPECT_EQ(s.pipeline_depth, 4);
+}
+
+TEST(AllreduceWindowConfig, TakesOtherSizes) {
+  const StrategyConfig s =
+      parse_job_config(kJob, "job.yaml", {"strategy.segment_kib=1024", "strategy.pipeline_depth=16"}).strategy;
+  EXPECT_EQ(s.segment_kib, 1024);
+  EXPECT_EQ(s.pipeline_depth, 16);
+}
+
+TEST(AllreduceWindowConfig, RefusesSizesOutOfRangeNamingBoth) {
+  for (const char* bad : {"strategy.segment_kib=0", "strategy.segment_kib=2", "strategy.segment_kib=65537",
+                          "strategy.pipeline_depth=0", "strategy.pipeline_depth=257", "strategy.pipeline_depth=-1"}) {
+    const std::string e = error_of({bad});
+    EXPECT_NE(e.find("strategy.segment_kib must be 4..65536 and pipeline_depth 1..256"), std::string::npos)
+        << bad << ": " << e;
   }
 }
 
