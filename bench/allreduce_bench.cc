@@ -10,6 +10,9 @@
 //
 //   allreduce_bench [--np 2,4] [--bytes 1048576,16777216,67108864] [--reps 3] [--no-peer]
 //                   [--segment-kib K] [--depth D] [--algorithm ring|direct] [--verbose] [--iters N]
+//                   [--mac-only]
+// --mac-only: frames authenticated (GMAC) but not encrypted (security.encryption: false), to
+// separate the cipher's cost from the rest (docs/scaling_limits.md).
 // Only bench= lines go to stdout; progress and notes go to stderr.
 #include <fmt/format.h>
 #include <sys/wait.h>
@@ -46,6 +49,7 @@ struct Options {
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::automatic;
   bool verbose = false;
   int iters = 0;  // 0: as the peer does
+  bool mac_only = false;
 };
 
 double median(std::vector<double> v) {
@@ -77,7 +81,7 @@ double time_allreduce(Group& group, std::size_t bytes, const Options& o) {
 [[noreturn]] void run_rank(int rank, int np, int to_parent, int from_parent, const Options& o) {
   try {
     auto secret = net::ClusterSecret::from_hex(read_line(from_parent));
-    auto ctx = net::NetContext::create(secret, net::PeerIdentity{"worker", rank, ""}, net::NetOptions{},
+    auto ctx = net::NetContext::create(secret, net::PeerIdentity{"worker", rank, ""}, net::NetOptions{.encryption = !o.mac_only},
                                        [](std::string_view) {});
     auto transport = std::make_shared<net::TcpTransport>(ctx);
     Endpoint endpoint = Endpoint::listen(transport, "127.0.0.1:0");
@@ -200,6 +204,8 @@ Options parse(int argc, char** argv) {
       o.iters = std::stoi(value());
     } else if (a == "--verbose") {
       o.verbose = true;
+    } else if (a == "--mac-only") {
+      o.mac_only = true;
     } else if (a == "--no-peer") {
       o.peer = false;
     } else if (a == "--segment-kib") {

@@ -5,7 +5,7 @@
 #
 #   bench/scaling.sh BUILD_DIR [--quick] [--workers 1,2,4,8] [--links 1,10] [--models cnn,mlp]
 #                    [--batches 64,256] [--strategies LIST] [--cpus 0.25] [--seconds 12]
-#                    [--no-peer] [--tsv FILE] [--weight W]
+#                    [--no-peer] [--tsv FILE] [--weight W] [--cpu-ns-per-byte 1.1]
 #
 # Every host gets F = min(--cpus, 1.5 / hosts) of a core (the hosts together stay under 1.5
 # of the machine's cores) and a link of F x L Gbit/s for L in --links: a point emulates
@@ -40,6 +40,7 @@ cpus=0.25
 seconds=12
 use_peer=1
 tsv=""
+cpu_ns=1.1
 weight=()  # trib-emulate --weight: priority over the machine's other processes
 while (($#)); do
   case $1 in
@@ -54,6 +55,7 @@ while (($#)); do
     --no-peer) use_peer=0; shift ;;
     --tsv) tsv=$2; shift 2 ;;
     --weight) weight=(--weight "$2"); shift 2 ;;
+    --cpu-ns-per-byte) cpu_ns=$2; shift 2 ;;
     *) echo "bench/scaling.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -79,10 +81,14 @@ calc() { awk "BEGIN { printf \"%.6g\", $1 }"; }
 # Parameter bytes of the peer's models (docs/scaling_limits.md): MLP 784-256-256-10 and CNN.
 model_bytes() { [[ $1 == mlp ]] && echo 1077288 || echo 13098536; }
 job_args() {  # the example job made into the peer's model, trained with SGD, no evaluation
-  local model=$1 batch=$2 steps=$3
+  local model=$1 batch=$2 steps=$3 workers=${4:-1}
   local cfg=$here/examples/fashion_$model.yaml
+  # Every worker's shard holds its steps' batches (so each has at least one), within the
+  # 60,000 training images.
+  local subset=$((batch * (steps + 2) * workers))
+  ((subset > 60000)) && subset=60000
   echo "$cfg --set training.batch=$batch --set training.steps=$steps --set training.eval_every=100000"
-  echo " --set training.train_metrics=false --set data.test_subset=100 --set data.train_subset=$((batch * (steps + 2)))"
+  echo " --set training.train_metrics=false --set data.test_subset=100 --set data.train_subset=$subset"
   echo " --set threads.intra=1 --set threads.inter=1"
   echo " --set optimizer.name=sgd --set optimizer.lr=0.01 --set schedule.name=constant"
   [[ $model == mlp ]] && echo " --set model.layers.2.units=256"
@@ -104,8 +110,9 @@ trib_cluster() {
   local coord; coord=$("$emu" addr --name $name 0):$port
   local pids=() i
   # shellcheck disable=SC2046
-  "$emu" exec --name $name 0 -- "$trib" coordinator $(job_args "$model" "$batch" "$steps") $strat \
-    --set cluster.workers="$workers" --set cluster.ps="$servers" --listen "$coord" \
+  "$emu" exec --name $name 0 -- "$trib" coordinator $(job_args "$model" "$batch" "$steps" "$workers") $strat \
+    --set cluster.workers="$workers" --set cluster.ps="$servers" --set cluster.peer_timeout_ms="$peer_timeout_ms" \
+    --listen "$coord" \
     --secret-file "$secret" --output "$work/run" > "$work/coord.log" 2>&1 &
   pids+=($!)
   for ((i = 0; i < servers; i++)); do
@@ -121,7 +128,7 @@ trib_cluster() {
   local st=0 p
   for p in "${pids[@]}"; do wait "$p" || st=1; done
   rm -rf "$work/run"
-  if ((st)); then log "a trib role failed:"; tail -3 "$work"/*.log >&2; echo 0; return; fi
+  if ((st)); then log "a trib role failed:"; tail -n 3 "$work"/*.log >&2; echo 0; return; fi
   if ((workers == 1)); then  # one worker prints the summary line only
     grep -ohE ', [0-9.]+ images/s' "$work"/w*.log | tail -1 | grep -oE '[0-9.]+' || echo 0
   else
@@ -173,6 +180,22 @@ bound() {
   calc "$workers * $batch / ($compute > $wire ? $compute : $wire)"
 }
 
+# The same bound with the exchange's own CPU: a worker host spends --cpu-ns-per-byte (1.1 ns,
+# measured: docs/scaling.md, "The exchange's CPU") on every byte it sends or receives, beside
+# its compute on the same share of a core. What a host without a spare core can reach
+# whatever the overlap. (A server's CPU is left out: the planner models it.)
+cpu_bound() {
+  local strat=$1 workers=$2 batch=$3 single=$4 bytes=$5 link_Bps=$6 cpus=$7 moved=0
+  case $strat in
+    allreduce) moved=$(calc "4 * ($workers - 1) / $workers * $bytes") ;;
+    allreduce_bf16) moved=$(calc "2 * ($workers - 1) / $workers * $bytes") ;;
+    ps*) moved=$(calc "2 * $bytes") ;;
+  esac
+  local host; host=$(calc "$batch / $single + $moved * $cpu_ns * 1e-9 / $cpus")
+  local wire; wire=$(calc "$workers * $batch / $(bound "$strat" "$workers" "$batch" "$single" "$bytes" "$link_Bps")")
+  calc "$workers * $batch / ($host > $wire ? $host : $wire)"
+}
+
 # Parameter servers split the CNN's 12.8 MB dense kernel (98% of its bytes) by rows across the
 # servers: greedy placement would put it whole on one, and a second server would carry 2% of
 # the traffic (docs/placement.md). With one server it changes nothing.
@@ -199,6 +222,10 @@ for link in "${L[@]}"; do
   for workers in "${W[@]}"; do
     host_cpus=$(awk -v c="$cpus" -v h=$((workers + 2)) 'BEGIN { m = 1.5 / h; printf "%g", (c < m ? c : m) }')
     rate_mbit=$(calc "$host_cpus * $link * 1000")
+    # Time runs 1/F slower on the hosts, so the 5 s after which a peer that accepts no data
+    # counts as lost does too: at 16 workers on 0.08 core, two servers' links carry 10 s of
+    # pulls a step, and a flow starved that long in the link's queue is not a lost worker.
+    peer_timeout_ms=$(calc "int(5000 / $host_cpus)")
     link_Bps=$(calc "$rate_mbit * 1e6 / 8")
     "$emu" up --name $name --hosts $((workers + 2)) --cpus "$host_cpus" --rate "${rate_mbit}mbit" "${weight[@]}" || exit 1
     for model in "${M[@]}"; do
@@ -218,15 +245,16 @@ for link in "${L[@]}"; do
           steps=$(calc "int($seconds * $b / $workers / $batch) + 8")
           ours=$(trib_cluster "$model" "$batch" "$steps" "$workers" "$servers" "$(strategy_args "$strat")")
           eff=$(calc "$ours / ($workers * $single)")
+          cb=$(cpu_bound "${strat%_serial}" "$workers" "$batch" "$single" "$bytes" "$link_Bps" "$host_cpus")
           ratio=NA; [[ $peer_rate != NA && $peer_rate != 0 ]] && ratio=$(awk -v o="$ours" -v p="$peer_rate" 'BEGIN { printf "%.2f", o / p }')
           comp=none; [[ $strat == *bf16 ]] && comp=bf16
           sname=${strat%_bf16}; mode=""
           [[ $strat == ps* ]] && { sname=ps; mode=" mode=${strat#ps?_}"; mode=${mode%_serial}; }
           [[ $strat == *_serial ]] && mode+=" ps_overlap=false"
           [[ $strat == *_ahead ]] && mode=" mode=async ps_pull_ahead=true"
-          printf 'bench=scaling model=%s strategy=%s%s compression=%s workers=%d ps=%d link_gbps=%s batch=%d ours_images_per_s=%.0f efficiency=%.2f bound_images_per_s=%.0f of_bound=%.2f peer=torch_ddp peer_images_per_s=%s ratio=%s single_host_images_per_s=%.0f cpus_per_host=%s\n' \
+          printf 'bench=scaling model=%s strategy=%s%s compression=%s workers=%d ps=%d link_gbps=%s batch=%d ours_images_per_s=%.0f efficiency=%.2f bound_images_per_s=%.0f of_bound=%.2f peer=torch_ddp peer_images_per_s=%s ratio=%s single_host_images_per_s=%.0f cpus_per_host=%s cpu_bound_images_per_s=%.0f of_cpu_bound=%.2f\n' \
             "$model" "$sname" "$mode" "$comp" "$workers" "$servers" "$link" "$batch" "$ours" "$eff" "$b" \
-            "$(calc "$ours / $b")" "$peer_rate" "$ratio" "$single" "$host_cpus"
+            "$(calc "$ours / $b")" "$peer_rate" "$ratio" "$single" "$host_cpus" "$cb" "$(calc "$ours / $cb")"
           printf '%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$strat" "$workers" \
             "$servers" "$link" "$batch" "$ours" "$b" "$peer_rate" "$single" "$host_cpus" "$rate_mbit" >> "$tsv"
         done
