@@ -10,7 +10,7 @@
 #
 # CPU per byte: 1.1 ns, what a worker host spends per byte it sends or receives, measured on
 # these hosts: the frames' encryption (AES-256-GCM) and the kernel's TCP path, which the
-# emulation charges to the host's cgroup (docs/scaling.md, "The exchange's CPU").
+# emulation charges to the host's cgroup (docs/scaling_exchange_cpu.md).
 # Latency per hop: the emulated host's, not the veth's (tens of microseconds). A host capped at
 # F of a core (CFS bandwidth control, quota period P: trib-emulate --period-us, 10 ms) that
 # has spent its quota sleeps out the rest of the period, (1 - F) P at most; a message that

@@ -181,7 +181,7 @@ bound() {
 }
 
 # The same bound with the exchange's own CPU: a worker host spends --cpu-ns-per-byte (1.1 ns,
-# measured: docs/scaling.md, "The exchange's CPU") on every byte it sends or receives, beside
+# measured: docs/scaling_exchange_cpu.md) on every byte it sends or receives, beside
 # its compute on the same share of a core. What a host without a spare core can reach
 # whatever the overlap. (A server's CPU is left out: the planner models it.)
 cpu_bound() {

@@ -125,7 +125,7 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
       std::max({p.worker_link_s, p.server_link_s, server_cpu_in_exchange ? p.server_cpu_s : 0.0}) + latency;
   // The exchange's CPU (encryption, copies) runs while its bytes stream over the link, so
   // the step pays the longer of the two, not their sum; either way it is at least all the
-  // CPU the host spends (docs/scaling.md, "The exchange's CPU").
+  // CPU the host spends (docs/scaling_exchange_cpu.md).
   auto timing = costs.gradients.find(c.batch);
   if (!ps && c.workers > 1 && timing != costs.gradients.end() && !timing->second.empty()) {
     double grads_done = 0;
@@ -136,22 +136,22 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
     // The update follows the last bucket.
     const double timeline = std::max(grads_done * compute, averaged) + (1 - grads_done) * compute;
     p.step_s = b.exchange_cpu_overlaps_wire ? std::max(p.compute_s, timeline) : timeline + exchange_cpu;
-    p.hidden_s = p.compute_s + comm - p.step_s;
+    p.hidden_s = std::max(0.0, p.compute_s + comm - p.step_s);
   } else {
     // Communication hides behind backprop up to the overlap's share of it; the rest adds on.
     const double hidden = std::min(comm, overlap * b.backprop_fraction * p.compute_s);
     p.step_s = b.exchange_cpu_overlaps_wire ? compute + std::max(exchange_cpu, comm - hidden)
                                             : p.compute_s + comm - hidden;
     if (!server_cpu_in_exchange) p.step_s = std::max(p.step_s, p.server_cpu_s);
-    p.hidden_s = p.compute_s + comm - p.step_s;
+    p.hidden_s = std::max(0.0, p.compute_s + comm - p.step_s);
   }
   p.images_per_s = n * static_cast<double>(c.batch) / p.step_s;
   p.efficiency = p.images_per_s / (n * static_cast<double>(c.batch) / compute);
   // Issue 14's bound: perfect overlap on the link's full rate.
   const double nominal = std::max(p.worker_link_s, p.server_link_s) * rate / link.bytes_per_s + latency;
   p.bound_images_per_s = n * static_cast<double>(c.batch) / std::max({compute, nominal});
-  // The link whose exposed time costs more than a quarter of the compute names the limit.
-  p.bottleneck = comm - p.hidden_s <= 0.25 * p.compute_s                                   ? "compute"
+  // What the exposed time waits on, once it costs more than a quarter of the compute.
+  p.bottleneck = p.step_s - p.compute_s <= 0.25 * p.compute_s                              ? "compute"
                  : p.server_cpu_s > std::max(p.server_link_s, p.worker_link_s) ? "server_cpu"
                  : p.server_link_s > p.worker_link_s                           ? "server_link"
                                                                                : "worker_link";

@@ -55,7 +55,7 @@ struct Behaviour {
   // CPU-seconds per byte a host sends or receives: the frames' encryption (AES-256-GCM, the
   // default wire) and the kernel's TCP path. 1.1 ns/B: the CPU that two CNN workers on
   // emulated hosts spent beyond training alone, 30 ms a step for 26.2 MB in and out, the
-  // same for the ring and for a ps worker (docs/scaling.md, "The exchange's CPU"); the
+  // same for the ring and for a ps worker (docs/scaling_exchange_cpu.md); the
   // MAC-only wire on loopback costs 0.61 (docs/scaling_limits.md).
   double cpu_s_per_byte = 1.1e-9;
   // The exchange's CPU is spent while its bytes are on the link (the transport encrypts and
