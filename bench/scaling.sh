@@ -184,15 +184,15 @@ bound() {
 # measured: docs/scaling_exchange_cpu.md) on every byte it sends or receives, beside
 # its compute on the same share of a core. What a host without a spare core can reach
 # whatever the overlap. (A server's CPU is left out: the planner models it.)
-cpu_bound() {
-  local strat=$1 workers=$2 batch=$3 single=$4 bytes=$5 link_Bps=$6 cpus=$7 moved=0
+cpu_bound() {  # the args of bound() but the link's, then that bound and the host's core share
+  local strat=$1 workers=$2 batch=$3 single=$4 bytes=$5 link_bound=$6 cpus=$7 moved=0
   case $strat in
     allreduce) moved=$(calc "4 * ($workers - 1) / $workers * $bytes") ;;
     allreduce_bf16) moved=$(calc "2 * ($workers - 1) / $workers * $bytes") ;;
     ps*) moved=$(calc "2 * $bytes") ;;
   esac
   local host; host=$(calc "$batch / $single + $moved * $cpu_ns * 1e-9 / $cpus")
-  local wire; wire=$(calc "$workers * $batch / $(bound "$strat" "$workers" "$batch" "$single" "$bytes" "$link_Bps")")
+  local wire; wire=$(calc "$workers * $batch / $link_bound")
   calc "$workers * $batch / ($host > $wire ? $host : $wire)"
 }
 
@@ -245,7 +245,7 @@ for link in "${L[@]}"; do
           steps=$(calc "int($seconds * $b / $workers / $batch) + 8")
           ours=$(trib_cluster "$model" "$batch" "$steps" "$workers" "$servers" "$(strategy_args "$strat")")
           eff=$(calc "$ours / ($workers * $single)")
-          cb=$(cpu_bound "${strat%_serial}" "$workers" "$batch" "$single" "$bytes" "$link_Bps" "$host_cpus")
+          cb=$(cpu_bound "${strat%_serial}" "$workers" "$batch" "$single" "$bytes" "$b" "$host_cpus")
           ratio=NA; [[ $peer_rate != NA && $peer_rate != 0 ]] && ratio=$(awk -v o="$ours" -v p="$peer_rate" 'BEGIN { printf "%.2f", o / p }')
           comp=none; [[ $strat == *bf16 ]] && comp=bf16
           sname=${strat%_bf16}; mode=""

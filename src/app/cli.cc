@@ -204,7 +204,7 @@ int run_cli(int argc, char** argv) {
                        "BATCH=MS: one step's compute on one core, measured elsewhere; skips the calibration (repeatable)")
       ->delimiter(',');
   plan_cmd->add_option("--cpu-ns-per-byte", plan_args.cpu_ns_per_byte,
-                       "CPU per byte sent or received (encryption, the kernel's copies; 1.1, measured: docs/scaling.md)");
+                       "CPU per byte sent or received (encryption, the kernel's copies; 1.1, measured: docs/scaling_exchange_cpu.md)");
   plan_cmd->add_option("--calibrate-seconds", plan_args.calibrate_seconds, "timed compute per batch size");
   plan_cmd->add_option("--goodput", plan_args.goodput,
                        "the share of the link's rate a connection's bytes get (TCP/IP over 1500-byte frames: 0.95)");

@@ -17,7 +17,7 @@ struct PlanArgs {
   double latency_us = 50;
   std::vector<std::int64_t> batches;  // empty: 64, 256 and the job's batch
   std::vector<std::string> step_ms;   // "BATCH=MS": measured compute on one core; skips calibration
-  double cpu_ns_per_byte = 1.1;  // measured with the default encrypted wire (docs/scaling.md)
+  double cpu_ns_per_byte = 1.1;  // measured with the default encrypted wire (docs/scaling_exchange_cpu.md)
   double goodput = 0.95;  // Link::goodput
   double calibrate_seconds = 1.0;
   bool gradient_timing = true;  // with --step-ms: still measure when gradients are ready

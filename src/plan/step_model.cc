@@ -136,15 +136,14 @@ Prediction predict(const JobCosts& costs, const Hosts& hosts, const Link& link, 
     // The update follows the last bucket.
     const double timeline = std::max(grads_done * compute, averaged) + (1 - grads_done) * compute;
     p.step_s = b.exchange_cpu_overlaps_wire ? std::max(p.compute_s, timeline) : timeline + exchange_cpu;
-    p.hidden_s = std::max(0.0, p.compute_s + comm - p.step_s);
   } else {
     // Communication hides behind backprop up to the overlap's share of it; the rest adds on.
     const double hidden = std::min(comm, overlap * b.backprop_fraction * p.compute_s);
     p.step_s = b.exchange_cpu_overlaps_wire ? compute + std::max(exchange_cpu, comm - hidden)
                                             : p.compute_s + comm - hidden;
     if (!server_cpu_in_exchange) p.step_s = std::max(p.step_s, p.server_cpu_s);
-    p.hidden_s = std::max(0.0, p.compute_s + comm - p.step_s);
   }
+  p.hidden_s = std::max(0.0, p.compute_s + comm - p.step_s);
   p.images_per_s = n * static_cast<double>(c.batch) / p.step_s;
   p.efficiency = p.images_per_s / (n * static_cast<double>(c.batch) / compute);
   // Issue 14's bound: perfect overlap on the link's full rate.
