@@ -2,6 +2,7 @@
 // were read but not trained on; a restart from applied_position() reads those again and skips
 // the ones applied, whichever worker gets the partition. And the last short batch of an idle
 // stream is trained, so a topic of N events trains exactly N.
+#include <atomic>
 #include <mutex>
 #include <thread>
 
@@ -114,18 +115,31 @@ TEST_F(AppliedPositionTest, ClaimsOfTwoWorkersRestoreOnOneWorker) {
   std::mutex mu;
   std::vector<std::int64_t> before;
   std::vector<data::DataPosition> claims(2);
+  std::atomic<int> split{0}, trained{0};
   auto worker = [&](int index) {
     Trainer t = trainer(source_options(bootstrap(), cards), 10 + index, 128, 16);
-    // Wait until both share the partitions, as a trainer's start barrier does (a loaded machine
-    // can take long to rebalance; training with another split would read partitions twice).
-    for (auto end = std::chrono::steady_clock::now() + 60s;
-         t.kafka->assignment().size() != 2 && std::chrono::steady_clock::now() < end;)
+    // Both wait until each holds two partitions, as a trainer's start barrier does: a loaded
+    // machine can take several rebalances to split them (the mock coordinator refuses a
+    // follower's SyncGroup that arrives after the leader's, and the follower joins again), and
+    // a worker that trained and left meanwhile would leave the other all four.
+    bool counted = false;
+    for (auto end = std::chrono::steady_clock::now() + 60s; std::chrono::steady_clock::now() < end;) {
       t.kafka->service(10ms);
+      if (!counted && t.kafka->assignment().size() == 2) counted = (++split, true);
+      if (split.load() == 2) break;
+    }
     EXPECT_EQ(t.kafka->assignment().size(), 2u) << "worker " << index << ": the group did not split the 4 partitions";
     std::vector<std::int64_t> ids = train(t, 400);
-    std::lock_guard lock(mu);
-    claims[index] = t.kafka->applied_position();
-    before.insert(before.end(), ids.begin(), ids.end());
+    {
+      std::lock_guard lock(mu);
+      claims[index] = t.kafka->applied_position();
+      before.insert(before.end(), ids.begin(), ids.end());
+    }
+    // Neither leaves the group before both have taken their claims: a leaver's partitions would
+    // move to the other, which would read them on.
+    ++trained;
+    for (auto end = std::chrono::steady_clock::now() + 60s; trained.load() < 2 && std::chrono::steady_clock::now() < end;)
+      std::this_thread::sleep_for(10ms);
   };
   std::thread a(worker, 0), b(worker, 1);
   a.join();
