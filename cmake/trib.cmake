@@ -22,12 +22,15 @@ function(trib_library name)
   endif()
 endfunction()
 
-# trib_test(NAME LABEL unit|integration|e2e DEPS ... [FAULTS FILTER]): one GoogleTest binary
-# per subsystem and tier, built from tests/LABEL/NAME/*.cc and registered with CTest under its
-# label. FAULTS is a GoogleTest filter ("Suite.*:Other.Test") naming the tests that inject a
-# fault of RELIABILITY.md; they are labelled `faults` too (`ctest -L faults`).
+# trib_test(NAME LABEL unit|integration|e2e DEPS ... [FAULTS FILTER] [SERIAL FILTER]): one
+# GoogleTest binary per subsystem and tier, built from tests/LABEL/NAME/*.cc and registered with
+# CTest under its label. FAULTS is a GoogleTest filter ("Suite.*:Other.Test") naming the tests
+# that inject a fault of RELIABILITY.md; they are labelled `faults` too (`ctest -L faults`).
+# SERIAL names fault tests (a subset of FAULTS) that CTest runs alone (RUN_SERIAL): their fault
+# lands inside a window of a few milliseconds that a second test's processes on the same two
+# cores can move (docs/kafka_mock_coordinator.md).
 function(trib_test name)
-  cmake_parse_arguments(A "" "LABEL;TIMEOUT;FAULTS" "DEPS" ${ARGN})
+  cmake_parse_arguments(A "" "LABEL;TIMEOUT;FAULTS;SERIAL" "DEPS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${A_LABEL}/${name}/*.cc)
   if(NOT srcs)
     return()
@@ -41,18 +44,29 @@ function(trib_test name)
   if(NOT A_TIMEOUT)
     set(A_TIMEOUT 300)
   endif()
+  if(A_SERIAL AND NOT A_FAULTS)
+    message(FATAL_ERROR "trib_test(${name}): SERIAL names fault tests, and FAULTS is not given")
+  endif()
   if(A_FAULTS)
     gtest_discover_tests(${target} TEST_FILTER "-${A_FAULTS}"
       PROPERTIES LABELS ${A_LABEL} TIMEOUT ${A_TIMEOUT}
       DISCOVERY_TIMEOUT 60)
-    gtest_discover_tests(${target} TEST_FILTER "${A_FAULTS}" TEST_LIST ${target}_FAULT_TESTS
+    set(fault_filter "${A_FAULTS}")
+    if(A_SERIAL)
+      set(fault_filter "${A_FAULTS}-${A_SERIAL}")
+      gtest_discover_tests(${target} TEST_FILTER "${A_SERIAL}" TEST_LIST ${target}_SERIAL_TESTS
+        PROPERTIES LABELS ${A_LABEL} TIMEOUT ${A_TIMEOUT}
+        DISCOVERY_TIMEOUT 60)
+    endif()
+    gtest_discover_tests(${target} TEST_FILTER "${fault_filter}" TEST_LIST ${target}_FAULT_TESTS
       PROPERTIES LABELS ${A_LABEL} TIMEOUT ${A_TIMEOUT}
       DISCOVERY_TIMEOUT 60)
     # A second label cannot pass through gtest_discover_tests' PROPERTIES (its list is
     # flattened), so it is added when CTest reads the discovered tests, after their file.
     set(labels_file ${CMAKE_CURRENT_BINARY_DIR}/${target}_fault_labels.cmake)
     file(WRITE ${labels_file}
-      "if(${target}_FAULT_TESTS)\n  set_tests_properties(\${${target}_FAULT_TESTS} PROPERTIES LABELS \"${A_LABEL};faults\")\nendif()\n")
+      "if(${target}_FAULT_TESTS)\n  set_tests_properties(\${${target}_FAULT_TESTS} PROPERTIES LABELS \"${A_LABEL};faults\")\nendif()\n"
+      "if(${target}_SERIAL_TESTS)\n  set_tests_properties(\${${target}_SERIAL_TESTS} PROPERTIES LABELS \"${A_LABEL};faults\" RUN_SERIAL TRUE)\nendif()\n")
     set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${labels_file})
   else()
     gtest_discover_tests(${target}
