@@ -1,5 +1,8 @@
 #include "trib/stream/mock_broker.h"
 
+#include <cstdint>
+#include <vector>
+
 #include "stream/kafka_handles.h"
 // After rdkafka.h (which kafka_handles.h includes), as it demands.
 #include <librdkafka/rdkafka_mock.h>
@@ -51,6 +54,15 @@ void MockBroker::create_topic(const TopicSpec& topic) {
       rd_kafka_mock_topic_create(handles_->cluster.get(), topic.name.c_str(), topic.partitions, /*replication=*/1);
   TRIB_CHECK(err == RD_KAFKA_RESP_ERR_NO_ERROR, InvalidArgument, "built-in broker: cannot create topic '{}': {}",
              topic.name, rd_kafka_err2str(err));
+}
+
+void MockBroker::refuse_next_commits(int count) {
+  TRIB_CHECK(count >= 1 && count <= 1000, InvalidArgument, "built-in broker: {} commits to refuse, expected 1..1000",
+             count);
+  // Kafka's API key of OffsetCommit (librdkafka keeps its table of keys in a private header).
+  constexpr std::int16_t kOffsetCommit = 8;
+  std::vector<rd_kafka_resp_err_t> errors(static_cast<std::size_t>(count), RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS);
+  rd_kafka_mock_push_request_errors_array(handles_->cluster.get(), kOffsetCommit, errors.size(), errors.data());
 }
 
 }  // namespace trib::stream

@@ -228,6 +228,15 @@ void StreamHooks::on_report(train::LoopContext& ctx) {
   j["time_s"] = ctx.seconds();
   j["poison"] = kafka.stats().poison;
   if (gauges_) gauges_->report(kafka.lag(), j);
+  // A refused hand-over cannot be repaired here: the partition's next owner starts at an older
+  // position and trains again what this worker trained of it (docs/kafka_mock_coordinator.md).
+  if (const stream::KafkaSourceStats stats = kafka.stats(); stats.handoff_failures > handoff_failures_said_) {
+    ctx.progress.message(fmt::format(
+        "warning: worker {}: the consumer group refused {} hand-over commit(s) ({}); the partitions' next "
+        "owners start where the group last committed, and may train again events trained here",
+        ctx.distribution.worker_index, stats.handoff_failures - handoff_failures_said_, stats.last_error));
+    handoff_failures_said_ = stats.handoff_failures;
+  }
   // The chief writes metrics.jsonl: its own row, then the rows the other workers sent.
   if (ctx.run) {
     ctx.run->append_metrics_line(j.dump());

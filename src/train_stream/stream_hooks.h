@@ -147,6 +147,7 @@ class StreamHooks final : public train::TrainingHooks {
   bool adopts_ = false;
   std::chrono::steady_clock::time_point next_departure_check_{};
   std::map<int, int> handed_back_;  // worker: the return whose hand-over this worker published
+  std::int64_t handoff_failures_said_ = 0;  // refused hand-over commits already warned of
 };
 
 }  // namespace trib::train_stream

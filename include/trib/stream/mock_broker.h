@@ -37,6 +37,10 @@ class MockBroker {
   // Creates a topic; throws InvalidArgument naming it if it exists or the name is invalid.
   void create_topic(const TopicSpec& topic);
 
+  // Tests: the next `count` offset commits, from any client, are refused as a coordinator
+  // refuses them during a rebalance (REBALANCE_IN_PROGRESS). `count` must be positive.
+  void refuse_next_commits(int count);
+
  private:
   struct Handles;  // the host rd_kafka_t and its mock cluster (librdkafka types stay private)
   std::unique_ptr<Handles> handles_;

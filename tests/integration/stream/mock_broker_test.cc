@@ -26,6 +26,7 @@ TEST(MockBrokerTest, RejectsBadTopics) {
   EXPECT_THROW(broker.create_topic({"bad name", 1}), InvalidArgument);
   EXPECT_THROW(broker.create_topic({"ok", 0}), InvalidArgument);
   EXPECT_THROW(MockBroker({.brokers = 0, .topics = {}}), InvalidArgument);
+  EXPECT_THROW(broker.refuse_next_commits(0), InvalidArgument);
   EXPECT_FALSE(broker.bootstrap().empty());
 }
 

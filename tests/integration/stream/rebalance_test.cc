@@ -4,6 +4,8 @@
 #include <mutex>
 #include <thread>
 
+#include <gmock/gmock.h>
+
 #include "integration/stream/stream_test_util.h"
 #include "trib/stream/event_producer.h"
 
@@ -81,6 +83,38 @@ TEST_F(RebalanceTest, ASecondMemberJoiningMidStreamTakesPartitionsWithoutLossOrR
   EXPECT_GE(from_second, 200) << "partitions did not move to the second member in time";
   EXPECT_GE(first_stats.revocations, 1);
   EXPECT_EQ(first_stats.handoff_failures, 0) << first_stats.last_error;
+}
+
+// A hand-over commit the coordinator refuses (a rebalance already under way: the mock cluster
+// refuses commits while its group joins, docs/kafka_mock_coordinator.md) is counted and named,
+// so that the job can say its partitions' next owners start at an older position.
+TEST_F(RebalanceTest, AHandOverTheGroupRefusesIsCountedAndNamed) {
+  const std::string cards = make_topic(4);
+  produce_events(bootstrap(), cards, 0, 400);
+  KafkaSource first(source_options(bootstrap(), cards));
+  ASSERT_EQ(first.assignment().size(), 4u);
+  const std::vector<std::int64_t> read = consume_until(first, [](const auto& ids) { return ids.size() >= 100; }, 10s, 20);
+  ASSERT_GE(read.size(), 100u);
+  broker().refuse_next_commits(1);
+  std::atomic<bool> joined{false};
+  std::thread second([&] {
+    KafkaSource source(source_options(bootstrap(), cards));
+    joined = true;
+    // Stays in the group until it holds the two partitions the first gave up.
+    for (auto end = std::chrono::steady_clock::now() + 60s;
+         source.assignment().size() != 2u && std::chrono::steady_clock::now() < end;)
+      source.service(10ms);
+  });
+  for (auto end = std::chrono::steady_clock::now() + 60s;
+       first.assignment().size() == 4u && std::chrono::steady_clock::now() < end;)
+    first.service(10ms);
+  second.join();
+  EXPECT_TRUE(joined.load());
+  const KafkaSourceStats stats = first.stats();
+  EXPECT_EQ(first.assignment().size(), 2u);
+  EXPECT_EQ(stats.handoff_failures, 1) << stats.last_error;
+  EXPECT_THAT(stats.last_error, ::testing::HasSubstr("hand-over commit"));
+  EXPECT_THAT(stats.last_error, ::testing::HasSubstr("rebalance"));
 }
 
 }  // namespace
