@@ -1,6 +1,7 @@
 #include "trib/pipeline/stage_links.h"
 
 #include <cstring>
+#include <shared_mutex>
 #include <thread>
 
 #include "trib/core/error.h"
@@ -68,6 +69,7 @@ bool known_kind(std::uint32_t method) {
 StageLinks::StageLinks(StageLinksOptions options) : o_(std::move(options)) {
   TRIB_CHECK(o_.transport != nullptr && o_.stages >= 1 && o_.stage >= 0 && o_.stage < o_.stages, InvalidArgument,
              "pipeline links: stage {} of {}", o_.stage, o_.stages);
+  gate_->links = this;
 }
 
 StageLinks::~StageLinks() { close(); }
@@ -90,30 +92,30 @@ void StageLinks::lost(int neighbour, const std::string& who, std::string_view re
   cv_.notify_all();
 }
 
-std::string StageLinks::listen(const std::string& address) {
-  if (o_.stage == 0) return "";
+net::Handlers StageLinks::handlers(int neighbour) {
   net::Handlers h;
-  h.on_request = [this](net::Message m, const net::PeerIdentity&) {
-    deliver(m);
+  h.on_request = [gate = gate_](net::Message m, const net::PeerIdentity&) {
+    std::shared_lock lock(gate->mu);
+    if (gate->links != nullptr) gate->links->deliver(m);
     return net::Message{};
   };
-  h.on_close = [this](const net::PeerIdentity& peer, std::string_view reason) { lost(o_.stage - 1, peer.to_string(), reason); };
-  listener_ = o_.transport->listen(address, std::move(h));
+  h.on_close = [gate = gate_, neighbour](const net::PeerIdentity& peer, std::string_view reason) {
+    std::shared_lock lock(gate->mu);
+    if (gate->links != nullptr) gate->links->lost(neighbour, peer.to_string(), reason);
+  };
+  return h;
+}
+
+std::string StageLinks::listen(const std::string& address) {
+  if (o_.stage == 0) return "";
+  listener_ = o_.transport->listen(address, handlers(o_.stage - 1));
   return listener_->address();
 }
 
 void StageLinks::connect(const std::string& next) {
   const auto until = std::chrono::steady_clock::now() + o_.timeout;
   if (o_.stage + 1 < o_.stages) {
-    net::Handlers h;
-    h.on_request = [this](net::Message m, const net::PeerIdentity&) {
-      deliver(m);
-      return net::Message{};
-    };
-    h.on_close = [this](const net::PeerIdentity& peer, std::string_view reason) {
-      lost(o_.stage + 1, peer.to_string(), reason);
-    };
-    next_ = o_.transport->connect(next, std::move(h));
+    next_ = o_.transport->connect(next, handlers(o_.stage + 1));
   }
   if (o_.stage == 0) return;
   // Stage - 1 dials in; its connection is the one to send gradients back on.
@@ -235,6 +237,12 @@ Envelope StageLinks::receive_first(std::int64_t step, std::int64_t eval_round) {
 }
 
 void StageLinks::close() {
+  {
+    // Waits for a handler inside the gate; none reaches this object after. Not held below: the
+    // joins wait for receive threads, which may be on their way into the gate.
+    std::unique_lock lock(gate_->mu);
+    gate_->links = nullptr;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;  // the sender writes what is queued, then ends

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -92,6 +93,8 @@ class StageLinks {
   void sender_main();
 
   using Key = std::tuple<std::uint32_t, std::int64_t, std::int32_t>;
+  // The transport's handlers, for messages from and the loss of stage `neighbour`.
+  net::Handlers handlers(int neighbour);
   void deliver(const net::Message& m);
   void lost(int neighbour, const std::string& who, std::string_view reason);
   std::string name(int stage) const;
@@ -112,6 +115,14 @@ class StageLinks {
   bool writing_ = false, stopping_ = false;
   std::condition_variable outbox_cv_;
   std::thread sender_;
+  // Handlers run on the transport's threads, and one can still be running, or start, after its
+  // connection was closed and released (the connection's executor holds the connection while
+  // it serves). They reach this object only through the gate, which close() shuts first.
+  struct Gate {
+    std::shared_mutex mu;  // shared by handlers, which run on two connections' threads
+    StageLinks* links = nullptr;
+  };
+  std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
 };
 
 }  // namespace trib::pipeline
