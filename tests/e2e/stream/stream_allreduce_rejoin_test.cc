@@ -124,16 +124,17 @@ TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefRelaunchesItInPlaceExactlyOn
 // The relaunched chief asks to join only once worker 1's record has step 330
 // (TRIB_TEST_FAULT=allreduce-stream-join-after-step:330): the survivors pass checkpoint step 300
 // without it, write no checkpoint there and do not wait for it (each says so), and the join goes
-// on from the group's step, 330 or past it (the record's line of step 330 is written once that
-// step is applied: the group may still be at that boundary; not back to checkpoint 200, the
-// newest), with the two survivors' progress and the chief's counts that worker 1 held
+// on from the group's step, 329 or past it (not back to checkpoint 200, the newest): with shared
+// cursors the record's line of step 330 is written before that step's exchange
+// (StreamHooks::before_step), so the group may still be at step 329 when the joiner asks (seen
+// in CI: 329). With the two survivors' progress and the chief's counts that worker 1 held
 // meanwhile, every event once.
 TEST(StreamTraining, AnAllreduceJobThatLosesItsChiefGoesOnPastACheckpointStepWithoutItExactlyOnce) {
   const Rejoin rejoin =
       lose_and_rejoin("allreduce-chief-later", {{"TRIB_TEST_FAULT", "allreduce-stream-join-after-step:330"}}, 0);
   EXPECT_GT(rejoin.at.lost_at, 200);
   EXPECT_LT(rejoin.at.lost_at, 300);
-  EXPECT_GE(rejoin.at.joined_at, 330);
+  EXPECT_GE(rejoin.at.joined_at, 329);
   EXPECT_EQ(rejoin.at.join_table, 2);
   for (int w : {1, 2})
     EXPECT_NE(rejoin.output.find(fmt::format("[worker{}] step 300: no checkpoint: the chief was lost and has not "
