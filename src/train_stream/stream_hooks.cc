@@ -221,16 +221,19 @@ void StreamHooks::on_skip(train::LoopContext& ctx, const data::Batch& batch) {
 
 void StreamHooks::on_report(train::LoopContext& ctx) {
   stream::KafkaSource& kafka = source_.kafka();
-  metrics_.set_consumer_lag(kafka.lag());
-  metrics_.set_dead_lettered(kafka.stats().poison);
+  // One snapshot of each for the whole report: the metrics row, the gauges and the warning agree.
+  const std::vector<stream::PartitionLag> lag = kafka.lag();
+  const stream::KafkaSourceStats stats = kafka.stats();
+  metrics_.set_consumer_lag(lag);
+  metrics_.set_dead_lettered(stats.poison);
   nlohmann::json j = metrics_.to_json();
   j["step"] = ctx.step, j["split"] = "stream", j["worker"] = ctx.distribution.worker_index;
   j["time_s"] = ctx.seconds();
-  j["poison"] = kafka.stats().poison;
-  if (gauges_) gauges_->report(kafka.lag(), j);
+  j["poison"] = stats.poison;
+  if (gauges_) gauges_->report(lag, j);
   // A refused hand-over cannot be repaired here: the partition's next owner starts at an older
   // position and trains again what this worker trained of it (docs/kafka_mock_coordinator.md).
-  if (const stream::KafkaSourceStats stats = kafka.stats(); stats.handoff_failures > handoff_failures_said_) {
+  if (stats.handoff_failures > handoff_failures_said_) {
     ctx.progress.message(fmt::format(
         "warning: worker {}: the consumer group refused {} hand-over commit(s) ({}); the partitions' next "
         "owners start where the group last committed, and may train again events trained here",
