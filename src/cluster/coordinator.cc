@@ -22,8 +22,14 @@ Coordinator::Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorO
   if (!registry_) registry_ = std::make_shared<MemoryRegistry>();
   if (options_.max_workers < options_.workers) options_.max_workers = options_.workers;
   net::Handlers h;
-  h.on_request = [this](net::Message m, const net::PeerIdentity& from) { return handle(std::move(m), from); };
-  h.on_close = [this](const net::PeerIdentity& peer, std::string_view reason) { on_close(peer, reason); };
+  h.on_request = [gate = gate_](net::Message m, const net::PeerIdentity& from) {
+    auto coordinator = gate->enter();
+    TRIB_CHECK(static_cast<bool>(coordinator), Unavailable, "the coordinator is shutting down");
+    return coordinator->handle(std::move(m), from);
+  };
+  h.on_close = [gate = gate_](const net::PeerIdentity& peer, std::string_view reason) {
+    if (auto coordinator = gate->enter()) coordinator->on_close(peer, reason);
+  };
   // Only small JSON requests come here: a bigger frame is refused before it is read.
   h.request_limit = [](std::uint32_t) { return proto::kMaxRequestBytes; };
   // Before the listener: a join it serves at once publishes a roster. Pushes start only after
@@ -41,6 +47,7 @@ Coordinator::Coordinator(std::shared_ptr<net::Transport> transport, CoordinatorO
 
 Coordinator::~Coordinator() {
   shutting_down_ = true;
+  gate_->shut();  // waits for a request in flight; none is served after
   // The last journal (the job's end) reaches cluster.store: a coordinator started for this job
   // name later must not take a finished job back.
   if (journal_keeper_) journal_keeper_->flush();

@@ -73,17 +73,19 @@ std::shared_ptr<net::Connection> Member::current_connection() const {
 
 net::Handlers Member::handlers(std::uint64_t epoch) {
   net::Handlers h;
-  h.on_request = [this](net::Message m, const net::PeerIdentity&) {
+  h.on_request = [gate = gate_](net::Message m, const net::PeerIdentity&) {
+    auto member = gate->enter();
+    if (!member) return net::Message{};  // closing: nobody to tell
     if (m.method == proto::kShutdown) {
-      shutdown_ = true;
-      cv_.notify_all();
+      member->shutdown_ = true;
+      member->cv_.notify_all();
     } else if (m.method == proto::kMembershipChanged) {
-      on_roster(roster_from_json(m.body));
+      member->on_roster(roster_from_json(m.body));
     }
     return net::Message{};
   };
-  h.on_close = [this, epoch](const net::PeerIdentity&, std::string_view reason) {
-    on_close(epoch, std::string(reason));
+  h.on_close = [gate = gate_, epoch](const net::PeerIdentity&, std::string_view reason) {
+    if (auto member = gate->enter()) member->on_close(epoch, std::string(reason));
   };
   return h;
 }
@@ -305,26 +307,19 @@ Member::~Member() {
 }
 
 void Member::release_connection() {
+  // Waits for a handler inside the gate; none reaches this object after. Never from a handler:
+  // the destructor and a throwing constructor call this.
+  gate_->shut();
   std::shared_ptr<net::Connection> conn;
   {
     std::lock_guard lock(mu_);
     closing_ = true;
-    conn = conn_;
+    conn = std::move(conn_);
   }
   if (conn) conn->close();
-  // The connection's handlers (a roster push, often the one announcing this member's own
-  // leave) run on its executor and touch this object: drop the stores' and this reference
-  // now, so that the connection's destructor waits for a handler in flight while the rest of
-  // this object is still alive (the destructor and a throwing constructor call this first).
   conn.reset();
   store_.reset();
   store_now_.reset();
-  std::shared_ptr<net::Connection> last;
-  {
-    std::lock_guard lock(mu_);
-    last = std::move(conn_);
-  }
-  last.reset();  // outside mu_: a handler in flight that the destructor waits for may take it
 }
 
 void Member::leave() {

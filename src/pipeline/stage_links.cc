@@ -1,7 +1,6 @@
 #include "trib/pipeline/stage_links.h"
 
 #include <cstring>
-#include <shared_mutex>
 #include <thread>
 
 #include "trib/core/error.h"
@@ -69,7 +68,6 @@ bool known_kind(std::uint32_t method) {
 StageLinks::StageLinks(StageLinksOptions options) : o_(std::move(options)) {
   TRIB_CHECK(o_.transport != nullptr && o_.stages >= 1 && o_.stage >= 0 && o_.stage < o_.stages, InvalidArgument,
              "pipeline links: stage {} of {}", o_.stage, o_.stages);
-  gate_->links = this;
 }
 
 StageLinks::~StageLinks() { close(); }
@@ -95,13 +93,11 @@ void StageLinks::lost(int neighbour, const std::string& who, std::string_view re
 net::Handlers StageLinks::handlers(int neighbour) {
   net::Handlers h;
   h.on_request = [gate = gate_](net::Message m, const net::PeerIdentity&) {
-    std::shared_lock lock(gate->mu);
-    if (gate->links != nullptr) gate->links->deliver(m);
+    if (auto links = gate->enter()) links->deliver(m);
     return net::Message{};
   };
   h.on_close = [gate = gate_, neighbour](const net::PeerIdentity& peer, std::string_view reason) {
-    std::shared_lock lock(gate->mu);
-    if (gate->links != nullptr) gate->links->lost(neighbour, peer.to_string(), reason);
+    if (auto links = gate->enter()) links->lost(neighbour, peer.to_string(), reason);
   };
   return h;
 }
@@ -237,12 +233,9 @@ Envelope StageLinks::receive_first(std::int64_t step, std::int64_t eval_round) {
 }
 
 void StageLinks::close() {
-  {
-    // Waits for a handler inside the gate; none reaches this object after. Not held below: the
-    // joins wait for receive threads, which may be on their way into the gate.
-    std::unique_lock lock(gate_->mu);
-    gate_->links = nullptr;
-  }
+  // Waits for a handler inside the gate; none reaches this object after. First: the joins below
+  // wait for receive threads, which may be on their way into the gate.
+  gate_->shut();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;  // the sender writes what is queued, then ends

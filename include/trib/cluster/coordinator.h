@@ -31,6 +31,7 @@
 #include "trib/cluster/registry.h"
 #include "trib/cluster/roster.h"
 #include "trib/cluster/store.h"
+#include "trib/net/handler_gate.h"
 #include "trib/net/transport.h"
 
 namespace trib::cluster {
@@ -218,6 +219,10 @@ class Coordinator {
   bool failed_ = false;
   std::string failure_;
   std::atomic<bool> shutting_down_{false};
+  // The listener's handlers reach this object only through the gate, which the destructor shuts
+  // first: an accepted connection's executor can still be serving a request after the listener
+  // closed and released it.
+  std::shared_ptr<net::HandlerGate<Coordinator>> gate_ = net::open_handler_gate(this);
 };
 
 }  // namespace trib::cluster

@@ -26,6 +26,7 @@
 
 #include "trib/cluster/roster.h"
 #include "trib/cluster/store.h"
+#include "trib/net/handler_gate.h"
 #include "trib/net/transport.h"
 
 namespace trib::cluster {
@@ -132,6 +133,11 @@ class Member {
   std::atomic<std::int64_t> generation_{0};
   RosterView roster_;  // under mu_
   std::vector<std::function<void(const RosterView&)>> subscribers_;  // under mu_
+  // The connections' handlers (a roster push, often the one announcing this member's own
+  // leave, and a close) reach this object only through the gate, which release_connection()
+  // shuts first: the connection's executor can still be serving a push after this member
+  // closed and released the connection.
+  std::shared_ptr<net::HandlerGate<Member>> gate_ = net::open_handler_gate(this);
 
   net::Handlers handlers(std::uint64_t epoch);
   void on_close(std::uint64_t epoch, const std::string& reason);

@@ -20,11 +20,11 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <tuple>
 
+#include "trib/net/handler_gate.h"
 #include "trib/net/transport.h"
 
 namespace trib::pipeline {
@@ -115,14 +115,9 @@ class StageLinks {
   bool writing_ = false, stopping_ = false;
   std::condition_variable outbox_cv_;
   std::thread sender_;
-  // Handlers run on the transport's threads, and one can still be running, or start, after its
-  // connection was closed and released (the connection's executor holds the connection while
-  // it serves). They reach this object only through the gate, which close() shuts first.
-  struct Gate {
-    std::shared_mutex mu;  // shared by handlers, which run on two connections' threads
-    StageLinks* links = nullptr;
-  };
-  std::shared_ptr<Gate> gate_ = std::make_shared<Gate>();
+  // The transport's handlers reach this object only through the gate, which close() shuts
+  // first (net/handler_gate.h).
+  std::shared_ptr<net::HandlerGate<StageLinks>> gate_ = net::open_handler_gate(this);
 };
 
 }  // namespace trib::pipeline
