@@ -446,6 +446,7 @@ net::Message PsServer::pull(const proto::Body& body) {
   stats_.bytes_out += snapshot.nbytes();
   if (step < 0 && rejoined_[worker]) {
     rejoined_[worker] = false;
+    r.header.flags |= proto::kFlagRejoined;
     // The relaunched worker logs the checksum of what it got; the two lines must agree.
     if (log_)
       log_(fmt::format("ps {}: worker {} {} at step {}; values crc32c {:08x} (version {})", o_.index, worker,

@@ -57,8 +57,12 @@ enum Flags : std::uint16_t {
   // that lacked it must apply even where its round closed without the worker (sync: added to
   // the round open there; ps_server_replay.cc).
   kFlagReplay = 1u << 6,
-  kKnownFlags =
-      kFlagReply | kFlagReady | kFlagNonFinite | kFlagSkipped | kFlagRolledBack | kFlagCursorOf | kFlagReplay,
+  // pull reply to a plain read: this worker's index was lost and is held again (a relaunched
+  // process, or an evicted one back as a new member). The server logs the values it sent and
+  // the worker those it got, whatever its step (one stopped before its first push resumes at 0).
+  kFlagRejoined = 1u << 7,
+  kKnownFlags = kFlagReply | kFlagReady | kFlagNonFinite | kFlagSkipped | kFlagRolledBack | kFlagCursorOf |
+                kFlagReplay | kFlagRejoined,
 };
 
 // Host-side image of the fixed header.

@@ -148,7 +148,10 @@ std::optional<PsUpdate::Pulled> PsUpdate::take_pull(int ps, std::int64_t step, c
     std::memcpy(t.data<float>() + s.row_begin * v.row_elements(), r.tensor.data<float>() + off, s.elements * 4);
     off += s.elements;
   }
-  return Pulled{body.header.step, (body.header.flags & proto::kFlagSkipped) != 0, body.text};
+  return Pulled{.step = body.header.step,
+                .skipped = (body.header.flags & proto::kFlagSkipped) != 0,
+                .cursor = body.text,
+                .rejoined = (body.header.flags & proto::kFlagRejoined) != 0};
 }
 
 PsUpdate::Pulled PsUpdate::pull(int ps, std::int64_t step, VariableStore& vars) {
@@ -233,6 +236,7 @@ PsUpdate::Pulled PsUpdate::resume_point(const std::vector<Pulled>& got) const {
       out.cursor = g.cursor;
     }
     out.skipped = out.skipped || g.skipped;
+    out.rejoined = out.rejoined || g.rejoined;
   }
   if (!o_.cursors) return out;
   // A push of this worker's lost process that reached some servers and not the others: its
@@ -315,9 +319,10 @@ std::int64_t PsUpdate::start(VariableStore& vars, const Checkpoint* checkpoint) 
   const std::int64_t resume = read.step;
   if (read.split) replay_step_ = resume;  // its first push replays the batch some servers lack
   if (!read.cursor.empty()) resume_cursor_ = std::move(read.cursor);
-  // A relaunched worker (resuming past step 0) or a joiner (an index beyond the job's
-  // starting workers) says what it starts from; the servers log the same checksum.
-  if (o_.log && (resume > 0 || o_.worker_index >= o_.workers || rejoined_)) {
+  // A relaunched worker (resuming past step 0, or taken back by a server at any step) or a
+  // joiner (an index beyond the job's starting workers) says what it starts from; the servers
+  // log the same checksum.
+  if (o_.log && (resume > 0 || read.rejoined || o_.worker_index >= o_.workers || rejoined_)) {
     std::string sums;
     for (int p = 0; p < o_.placement.num_ps; ++p)
       sums += fmt::format("{}ps {} crc32c {:08x}", p == 0 ? "" : ", ", p, values_crc32c(pack_values(p, vars)));

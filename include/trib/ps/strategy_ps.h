@@ -122,6 +122,7 @@ class PsUpdate final : public update::UpdateStrategy {
     bool skipped = false;   // sync: the round was skipped (a worker's gradients were not finite)
     std::string cursor;     // a plain read: the data cursor of this worker's last applied push
     bool split = false;     // resume_point: the servers' cursors differed (a push that reached some)
+    bool rejoined = false;  // a plain read: a server took this worker's lost index back (kFlagRejoined)
   };
   Pulled pull(int ps, std::int64_t step, VariableStore& vars);
   Pulled pull(int ps, std::int64_t step, VariableStore& vars, std::chrono::steady_clock::time_point deadline);
