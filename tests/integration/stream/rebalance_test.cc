@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 
 #include "integration/stream/stream_test_util.h"
+#include "trib/core/error.h"
 #include "trib/stream/event_producer.h"
 
 namespace trib::stream {
@@ -96,22 +97,37 @@ TEST_F(RebalanceTest, AHandOverTheGroupRefusesIsCountedAndNamed) {
   const std::vector<std::int64_t> read = consume_until(first, [](const auto& ids) { return ids.size() >= 100; }, 10s, 20);
   ASSERT_GE(read.size(), 100u);
   broker().refuse_next_commits(1);
-  std::atomic<bool> joined{false};
+  // The first member is serviced all along, on this thread: the group moves on only while
+  // both members poll (a follower's sync that the mock answers late takes another round, and
+  // a leave another rebalance), so neither may wait for the other with the first unpolled.
+  std::atomic<bool> holds_two{false}, release{false}, left{false};
+  std::string second_error;
   std::thread second([&] {
-    KafkaSource source(source_options(bootstrap(), cards));
-    joined = true;
-    // Stays in the group until it holds the two partitions the first gave up.
-    for (auto end = std::chrono::steady_clock::now() + 60s;
-         source.assignment().size() != 2u && std::chrono::steady_clock::now() < end;)
-      source.service(10ms);
+    try {
+      KafkaSource source(source_options(bootstrap(), cards));
+      // Stays in the group until it holds the two partitions the first gave up, and then until
+      // the first's state was read.
+      for (auto end = std::chrono::steady_clock::now() + 60s; !release && std::chrono::steady_clock::now() < end;) {
+        source.service(10ms);
+        if (source.assignment().size() == 2u) holds_two = true;
+      }
+    } catch (const Error& e) {
+      second_error = e.what();  // read after the join
+    }
+    left = true;
   });
-  for (auto end = std::chrono::steady_clock::now() + 60s;
-       first.assignment().size() == 4u && std::chrono::steady_clock::now() < end;)
+  std::size_t first_holds = 4;
+  for (auto end = std::chrono::steady_clock::now() + 60s; std::chrono::steady_clock::now() < end;) {
     first.service(10ms);
-  second.join();
-  EXPECT_TRUE(joined.load());
+    first_holds = first.assignment().size();
+    if (first_holds == 2u && holds_two) break;
+  }
   const KafkaSourceStats stats = first.stats();
-  EXPECT_EQ(first.assignment().size(), 2u);
+  release = true;
+  while (!left) first.service(10ms);  // the second's leave is a rebalance too
+  second.join();
+  EXPECT_TRUE(holds_two.load()) << "the second member never held two partitions: " << second_error;
+  EXPECT_EQ(first_holds, 2u);
   EXPECT_EQ(stats.handoff_failures, 1) << stats.last_error;
   EXPECT_THAT(stats.last_error, ::testing::HasSubstr("hand-over commit"));
   EXPECT_THAT(stats.last_error, ::testing::HasSubstr("rebalance"));
