@@ -26,6 +26,7 @@
 #include "app/role_monitor.h"
 #include "app/ps_replica_role.h"
 #include "app/train_job.h"
+#include "trib/net/handler_gate.h"
 #include "trib/net/host_port.h"
 #include "trib/net/net_context.h"
 #include "trib/net/tcp_transport.h"
@@ -310,11 +311,16 @@ int run_ps_role(const RoleArgs& given, const Log& log) {
            fmt::print("{}\n", line);
            std::fflush(stdout);
          }});
+  // The listener's handlers reach the server through a gate shut before the server goes: an
+  // accepted connection's executor can still be serving after the listener was released.
+  auto gate = net::open_handler_gate(&server);
   net::Handlers h;
-  h.on_request = [&server, fault = ps_fault_hook(m.index, served_before, server)](net::Message req,
-                                                                                 const net::PeerIdentity& from) {
+  h.on_request = [gate, index = m.index, fault = ps_fault_hook(m.index, served_before, server)](
+                     net::Message req, const net::PeerIdentity& from) {
+    auto serving_server = gate->enter();
+    TRIB_CHECK(static_cast<bool>(serving_server), Unavailable, "ps {} is shutting down", index);
     if (fault) fault(req);  // tests only (app/fault_hooks.h)
-    return server.handle(std::move(req), from);
+    return serving_server->handle(std::move(req), from);
   };
   // Membership changes reach the server: a lost worker holds nobody back, and what its
   // process sends after it was evicted is refused.
@@ -326,7 +332,9 @@ int run_ps_role(const RoleArgs& given, const Log& log) {
   });
   // A worker's connection closing is how this server learns it is gone: it waits for it no
   // more, and re-admits it if it comes back (relaunched).
-  h.on_close = [&server](const net::PeerIdentity& peer, std::string_view) { server.connection_closed(peer); };
+  h.on_close = [gate](const net::PeerIdentity& peer, std::string_view) {
+    if (auto serving_server = gate->enter()) serving_server->connection_closed(peer);
+  };
   // With a static spec, server i listens on the port its entry lists; else any free port.
   std::string bind = bind_host(args, job);
   bool listed = job.cluster.has_spec && m.index < static_cast<int>(job.cluster.spec.ps.size());
@@ -377,6 +385,7 @@ int run_ps_role(const RoleArgs& given, const Log& log) {
   // Serving stops before the member goes: a connection closing now would reach a backup link,
   // whose epoch claim asks the member's store (the job's end used to crash a server there).
   listener.reset();
+  gate->shut();  // waits for a request in flight; none reaches the server after
   replica.reset();
   member.reset();  // no roster may reach the server once it is gone
   return 0;
