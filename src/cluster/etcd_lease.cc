@@ -45,6 +45,12 @@ void Lease::revoke() {
 void Lease::renew_loop() {
   auto confirmed = Clock::now();  // etcd's TTL runs from its last renewal
   const auto period = std::chrono::duration_cast<std::chrono::milliseconds>(ttl_) / 3;
+  // A leader etcd elects extends every lease it takes over by its TTL, so renewals that fail
+  // while the members elect one (a lost leader) have not lost the lease: they go on for one
+  // more TTL before this member counts itself gone. An answer that the lease is gone ends it
+  // at once (a frozen member's first renewal on waking). CI lost a member so once, the
+  // election under load outlasting the 2 s TTL (EtcdRegistryTest.LosingTheLeader...).
+  const auto silence_limit = ttl_ + ttl_;
   std::unique_lock lock(mu_);
   while (!stop_) {
     cv_.wait_for(lock, period, [&] { return stop_; });
@@ -52,10 +58,10 @@ void Lease::renew_loop() {
     lock.unlock();
     auto sent = Clock::now();
     try {
-      // All tries together get what is left of the TTL (past it the lease is gone anyway),
-      // and each member a third of it, so that a frozen member cannot use it all up.
+      // All tries together get what is left of the silence limit, and each member a third of
+      // the TTL, so that a frozen member cannot use it all up.
       nlohmann::json r = http_->post("/v3/lease/keepalive", {{"ID", std::to_string(id_)}},
-                                     fmt::format("keeping the lease of {} alive", what_), confirmed + ttl_,
+                                     fmt::format("keeping the lease of {} alive", what_), confirmed + silence_limit,
                                      std::min(period, http_->options().attempt_timeout));
       // A lease etcd no longer has comes back with no TTL.
       if (int_field(r.value("result", nlohmann::json::object()), "TTL") <= 0) {
@@ -64,7 +70,7 @@ void Lease::renew_loop() {
       }
       confirmed = sent;
     } catch (const Error&) {
-      if (Clock::now() >= confirmed + ttl_) {
+      if (Clock::now() >= confirmed + silence_limit) {
         alive_ = false;
         return;
       }
