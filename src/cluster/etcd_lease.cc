@@ -50,7 +50,7 @@ void Lease::renew_loop() {
   // more TTL before this member counts itself gone. An answer that the lease is gone ends it
   // at once (a frozen member's first renewal on waking). CI lost a member so once, the
   // election under load outlasting the 2 s TTL (EtcdRegistryTest.LosingTheLeader...).
-  const auto silence_limit = ttl_ + ttl_;
+  const auto silence_limit = 2 * ttl_;
   std::unique_lock lock(mu_);
   while (!stop_) {
     cv_.wait_for(lock, period, [&] { return stop_; });

@@ -317,7 +317,6 @@ void Member::release_connection() {
     conn = std::move(conn_);
   }
   if (conn) conn->close();
-  conn.reset();
   store_.reset();
   store_now_.reset();
 }

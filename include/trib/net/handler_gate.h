@@ -29,7 +29,6 @@ class HandlerGate {
    public:
     explicit operator bool() const { return owner_ != nullptr; }
     Owner* operator->() const { return owner_; }
-    Owner& operator*() const { return *owner_; }
 
    private:
     friend class HandlerGate;
